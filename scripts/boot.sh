@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# boot: run one kernel under QEMU with the rothp images, once.
+#   boot.sh KERNEL_NAME MODE RUN_DIR
+# KERNEL_NAME is a build/obj/ directory (patched-debug, baseline, ...), MODE the
+# guest runner's mode (check, demo, probe). The kernel console goes to
+# RUN_DIR/console.log, the runner's KTAP to RUN_DIR/ktap.log. The disks are
+# fresh copies of the built images, so every run starts from the same state.
+# Exit status: 0 when the guest ran to its end, 1 otherwise (timeout, crash).
+#
+# ACCEL=tcg (default) | kvm | auto: auto boots once with KVM to probe it and
+# falls back to TCG, saying so, when that guest does not come up.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+name=${1:?usage: boot.sh KERNEL_NAME MODE RUN_DIR}
+mode=${2:?usage: boot.sh KERNEL_NAME MODE RUN_DIR}
+run=${3:?usage: boot.sh KERNEL_NAME MODE RUN_DIR}
+kimg=$BUILD/obj/$name/arch/x86/boot/bzImage
+img=$BUILD/image
+[ -f "$kimg" ] || die "$kimg missing: build it first"
+for f in initramfs.cpio ext4.img xfs.img; do
+	[ -f "$img/$f" ] || die "$img/$f missing: run 'make image' first"
+done
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (make deps)"
+
+boot_timeout=${BOOT_TIMEOUT:-2400}
+mem=${GUEST_MEM:-2G}
+append="console=ttyS0 panic=-1 rothp.mode=$mode ${FILTER:+rothp.filter=$FILTER} ${TEST_TIMEOUT:+rothp.timeout=$TEST_TIMEOUT} ${APPEND:-}"
+
+qemu() {
+	# TCG's "max" CPU offers 5-level paging; with it, this KASAN kernel
+	# reports a wild access in early boot under TCG. Real x86 servers
+	# mostly run 4-level paging, so test that.
+	local accel=$1 dir=$2 tmo=$3 m=$4 cpu=max,la57=off
+	[ "$accel" = kvm ] && cpu=host
+	mkdir -p "$dir"
+	rm -f "$dir/console.log" "$dir/ktap.log"
+	cp --sparse=always "$img/ext4.img" "$dir/ext4.img"
+	cp --sparse=always "$img/xfs.img" "$dir/xfs.img"
+	echo "qemu-system-x86_64 -accel $accel -cpu $cpu -smp 2 -m $mem -kernel $kimg -append '${append/rothp.mode=$mode/rothp.mode=$m}'" >"$dir/qemu.cmd"
+	timeout -k 10 "$tmo" qemu-system-x86_64 \
+		-accel "$accel" -cpu "$cpu" -smp 2 -m "$mem" \
+		-nodefaults -display none -no-reboot \
+		-kernel "$kimg" -initrd "$img/initramfs.cpio" \
+		-append "${append/rothp.mode=$mode/rothp.mode=$m}" \
+		-drive "file=$dir/ext4.img,if=virtio,format=raw" \
+		-drive "file=$dir/xfs.img,if=virtio,format=raw" \
+		-serial "file:$dir/console.log" -serial "file:$dir/ktap.log" \
+		>"$dir/qemu.log" 2>&1
+}
+
+accel=${ACCEL:-tcg}
+case "$accel" in
+tcg | kvm) ;;
+auto)
+	accel=tcg
+	if [ -w /dev/kvm ]; then
+		info "probing KVM with a real boot"
+		if qemu kvm "$run/kvm-probe" 60 probe && grep -q 'probe ok' "$run/kvm-probe/ktap.log" 2>/dev/null; then
+			accel=kvm
+		else
+			info "KVM guest did not come up ($(grep -m1 -i error "$run/kvm-probe/qemu.log" 2>/dev/null || echo 'no output')); falling back to TCG"
+		fi
+	else
+		info "/dev/kvm not usable; using TCG"
+	fi
+	;;
+*) die "ACCEL must be tcg, kvm or auto" ;;
+esac
+
+info "booting $name ($accel, $mem, mode $mode${FILTER:+, filter $FILTER}); console: ${run#"$ROTHP_TOP"/}/console.log"
+mkdir -p "$run"
+start=$(date +%s)
+qemu "$accel" "$run" "$boot_timeout" "$mode" &
+qpid=$!
+# Show the runner's progress while the guest runs; tail ends with QEMU.
+sleep 1
+tail -n +1 -F --pid="$qpid" "$run/ktap.log" 2>/dev/null |
+	grep --line-buffered -E '^(ok|not ok|# rothp-runner: (start|done|demo|cannot))' |
+	sed -u "s/^/  [guest] /" || true
+rc=0
+wait "$qpid" || rc=$?
+elapsed=$(($(date +%s) - start))
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	info "guest did not finish within ${boot_timeout}s (BOOT_TIMEOUT)"
+	exit 1
+elif [ "$rc" -ne 0 ]; then
+	info "qemu failed (exit $rc): $(tail -n 3 "$run/qemu.log")"
+	exit 1
+fi
+if ! grep -q '^# rothp-runner: done' "$run/ktap.log"; then
+	info "guest stopped before the runner finished (panic or crash?); see $run/console.log"
+	exit 1
+fi
+info "guest finished in ${elapsed}s"

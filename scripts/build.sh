@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# build: configure and build one kernel.
+#   build.sh baseline|patched [debug]
+# baseline is the pristine tree (tag rothp-base), patched the series branch.
+# Each flavour has its own O= directory, so rebuilds are incremental.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kernel=${1:?usage: build.sh baseline|patched [debug]}
+flavour=${2:-}
+case "$kernel" in
+baseline) src=$BASE_SRC ;;
+patched) src=$SRC ;;
+bisect) src=$BUILD/src/bisect ;; # check-series: one commit of the series at a time
+*) die "unknown kernel '$kernel' (baseline or patched)" ;;
+esac
+case "$flavour" in
+"" | debug) ;;
+*) die "unknown flavour '$flavour' (debug or nothing)" ;;
+esac
+name=$kernel${flavour:+-$flavour}
+obj=$BUILD/obj/$name
+[ -d "$src" ] || die "$src missing: run 'make apply' first"
+
+frags=("$ROTHP_TOP"/kernel-config/{base,fs,thp,trace}.config)
+[ "$flavour" = debug ] && frags+=("$ROTHP_TOP/kernel-config/debug.config")
+for f in ${EXTRA_CONFIG:-}; do
+	[ -f "$f" ] || die "EXTRA_CONFIG fragment $f not found"
+	frags+=("$(realpath "$f")")
+done
+
+make_k() {
+	make -C "$src" O="$obj" "$@"
+}
+cc=gcc
+command -v ccache >/dev/null && cc="ccache gcc"
+export CCACHE_BASEDIR=$BUILD CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+
+mkdir -p "$obj"
+# Make the config afresh, but keep the old .config (and its timestamp) when the
+# result is the same, so an unchanged config costs no rebuild.
+configure() {
+	[ -f "$obj/.config" ] && cp -p "$obj/.config" "$obj/.config.prev"
+	make_k tinyconfig
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${frags[@]}"
+	make_k olddefconfig
+	if [ -f "$obj/.config.prev" ] && cmp -s "$obj/.config" "$obj/.config.prev"; then
+		mv "$obj/.config.prev" "$obj/.config"
+	fi
+	rm -f "$obj/.config.prev"
+}
+run_logged "configuring $name" "$LOGS/config-$name.log" configure
+
+# Every option a fragment asks for must be set as asked: olddefconfig drops
+# what it cannot satisfy with only a note in the log.
+dropped=()
+while IFS= read -r line; do
+	if [[ $line =~ ^(CONFIG_[A-Za-z0-9_]+)=(.*)$ ]]; then
+		want=$line
+		sym=${BASH_REMATCH[1]}
+	elif [[ $line =~ ^#\ (CONFIG_[A-Za-z0-9_]+)\ is\ not\ set$ ]]; then
+		want=$line
+		sym=${BASH_REMATCH[1]}
+	else
+		continue
+	fi
+	got=$(grep -E "^($sym=|# $sym is not set)" "$obj/.config" || true)
+	if [ "$got" != "$want" ] && ! { [[ $want == "# "* ]] && [ -z "$got" ]; }; then
+		dropped+=("$sym: asked '$want', got '${got:-absent}'")
+	fi
+done < <(cat "${frags[@]}")
+if [ ${#dropped[@]} -gt 0 ]; then
+	printf '  %s\n' "${dropped[@]}" >&2
+	die "$name: ${#dropped[@]} option(s) from kernel-config/ were not applied (dependencies?)"
+fi
+
+run_logged "building $name" "$LOGS/build-$name.log" \
+	make_k -j"$(nproc)" CC="$cc" bzImage
+info "$name: $obj/arch/x86/boot/bzImage ($(make -s -C "$src" O="$obj" kernelrelease 2>/dev/null))"

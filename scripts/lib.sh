@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared settings and helpers for the rothp stage scripts; sourced, not run.
+
+ROTHP_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$ROTHP_TOP/build}
+RESULTS=${RESULTS:-$ROTHP_TOP/results}
+KERNEL_DEB_VERSION=${KERNEL_DEB_VERSION:-6.12.118-1~deb12u1}
+SRC=$BUILD/src/linux		# git tree, branch rothp = base + series
+BASE_SRC=$BUILD/src/baseline	# worktree of the tag base (pristine)
+LOGS=$BUILD/logs
+BASE_TAG=rothp-base
+SERIES_BRANCH=rothp
+
+die() {
+	echo "rothp: error: $*" >&2
+	exit 1
+}
+
+info() {
+	echo "rothp: $*"
+}
+
+# Run a long command with its output in a log file, printing the stage, a
+# heartbeat with the elapsed time, and the log's tail if it fails.
+run_logged() {
+	local what=$1 log=$2 start rc pid
+	shift 2
+	mkdir -p "$(dirname "$log")"
+	start=$(date +%s)
+	info "$what (log: ${log#"$ROTHP_TOP"/})"
+	"$@" >"$log" 2>&1 &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 5
+		if kill -0 "$pid" 2>/dev/null && (( ($(date +%s) - start) % 60 < 5 )); then
+			info "  ... $what: $(( $(date +%s) - start ))s"
+		fi
+	done
+	rc=0
+	wait "$pid" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		tail -n 40 "$log" >&2
+		die "$what failed (exit $rc) after $(( $(date +%s) - start ))s; full log: $log"
+	fi
+	info "$what done in $(( $(date +%s) - start ))s"
+}
+
+# The patch files of the series, in order, as listed in patches/series.
+series_files() {
+	local p
+	[ -f "$ROTHP_TOP/patches/series" ] || return 0
+	while read -r p _; do
+		[[ -z $p || $p == \#* ]] && continue
+		[ -f "$ROTHP_TOP/patches/$p" ] || die "patches/series lists $p, which does not exist"
+		echo "$ROTHP_TOP/patches/$p"
+	done <"$ROTHP_TOP/patches/series"
+}
+
+# format-patch with the options series-export uses, so that exporting the same
+# commits twice gives the same bytes.
+format_series() {
+	git -C "$SRC" format-patch -q --zero-commit --no-signature --full-index \
+		-o "$1" "$BASE_TAG..$SERIES_BRANCH"
+}
+
+# True when the commits of the series branch are exactly the patch files.
+tree_matches_series() {
+	local tmp f ok=0 i=0
+	local -a want got
+	tmp=$(mktemp -d)
+	format_series "$tmp"
+	mapfile -t want < <(series_files)
+	mapfile -t got < <(find "$tmp" -name '*.patch' | sort)
+	if [ ${#want[@]} -ne ${#got[@]} ]; then
+		ok=1
+	else
+		for f in "${want[@]}"; do
+			cmp -s "$f" "${got[$i]}" || ok=1
+			i=$((i + 1))
+		done
+	fi
+	rm -rf "$tmp"
+	return $ok
+}

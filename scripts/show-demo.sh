@@ -1,0 +1,20 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# show-demo: print what the demo program said in the guest, and fail when it
+# did not run to its end or its text did not become huge.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+run=${1:?usage: show-demo.sh RUN_DIR}
+log=$run/ktap.log
+[ -s "$log" ] || die "no guest output in $log; see $run/console.log"
+echo
+sed -n '/^# rothp-runner: demo on/,/^# rothp-runner: demo exit/p' "$log" |
+	sed -e '/^# rothp-runner: demo exit/d' -e 's/^# rothp-runner: demo on /kernel: /'
+echo
+status=$(sed -n 's/^# rothp-runner: demo exit //p' "$log")
+case "$status" in
+0) info "demo: the text became huge (logs: ${run#"$ROTHP_TOP"/}/)" ;;
+"") die "the demo did not finish; see $run/console.log" ;;
+*) die "the demo's text did not become huge (exit $status); see $run/" ;;
+esac
