@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * collapse_text <dir>: MADV_COLLAPSE of a running program's text on <dir>
+ * makes every eligible 2 MiB block of it PMD-mapped, with intact contents;
+ * a second process of the same program then gets PMD mappings at fault time
+ * without any madvise, because do_set_pmd() (mm/memory.c) maps a PMD-sized
+ * page cache folio whole and only checks VM_NOHUGEPAGE/prctl, not sysfs.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include "kselftest.h"
+#include "rothp_util.h"
+
+/* TEXT_PAGES (4096) stubs of 4 KiB: at least 8 aligned 2 MiB blocks. */
+#define MIN_BLOCKS	8
+
+/* Check contents and execution of a textprog; two results. */
+static void check_sum_and_run(struct textproc *tp, const char *who)
+{
+	uint64_t memsum = 0, filesum = 1;
+	long calls = 0;
+	int ok;
+
+	if (textproc_sum(tp, &memsum, &filesum))
+		ksft_print_msg("%s: no sum reply\n", who);
+	else if (memsum != filesum)
+		ksft_print_msg("%s: memory hash %llx, file hash %llx\n", who,
+			       (unsigned long long)memsum, (unsigned long long)filesum);
+	ksft_test_result(memsum == filesum, "%s: text in memory matches the file\n", who);
+
+	ok = textproc_run(tp, &calls);
+	if (ok != 1)
+		ksft_print_msg("%s: run reply %d after %ld calls\n", who, ok, calls);
+	ksft_test_result(ok == 1, "%s: every stub returns its index\n", who);
+}
+
+int main(int argc, char **argv)
+{
+	char prog[PATH_MAX];
+	struct textproc first, second;
+	long eligible, pmd, calls;
+	int ok, stop1, stop2;
+
+	rothp_test_init(argc, argv, prog, sizeof(prog));
+	ksft_set_plan(9);
+
+	/* First process: MADV_COLLAPSE of its own text, before running it. */
+	if (textproc_start(&first, prog, "collapse"))
+		ksft_exit_fail_msg("cannot start %s collapse\n", prog);
+	if (first.action_rc)
+		ksft_print_msg("MADV_COLLAPSE: rc %d, %s\n", first.action_rc,
+			       strerror(first.action_errno));
+	ksft_test_result(first.action_rc == 0, "collapse: MADV_COLLAPSE of the text returns 0\n");
+
+	eligible = textproc_eligible(&first);
+	ksft_print_msg("text %lx-%lx: %ld eligible 2 MiB blocks\n", first.start, first.end,
+		       eligible);
+	ksft_test_result(eligible >= MIN_BLOCKS,
+			 "collapse: text has at least %d eligible 2 MiB blocks\n", MIN_BLOCKS);
+
+	/*
+	 * madvise_collapse() turns the collapse_file() result into
+	 * SCAN_PTE_MAPPED_HUGEPAGE and calls collapse_pte_mapped_thp() with
+	 * install_pmd, so the caller is PMD-mapped on return, not at next fault.
+	 */
+	pmd = rothp_file_pmd_mapped(first.pid, first.start);
+	ksft_print_msg("collapse: FilePmdMapped %ld kB, expected %ld kB\n", pmd / 1024,
+		       eligible * (long)ROTHP_PMD_SIZE / 1024);
+	ksft_test_result(eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE,
+			 "collapse: every eligible block is PMD-mapped after MADV_COLLAPSE\n");
+	check_sum_and_run(&first, "collapse");
+
+	/*
+	 * Second process, no madvise: the page cache now holds PMD-sized folios,
+	 * which the fault path (filemap_map_pages() -> filemap_map_pmd(), or
+	 * finish_fault()) maps with a PMD whatever the sysfs "enabled" mode.
+	 */
+	if (textproc_start(&second, prog, "none"))
+		ksft_exit_fail_msg("cannot start %s none\n", prog);
+	ok = textproc_run(&second, &calls);
+	pmd = rothp_file_pmd_mapped(second.pid, second.start);
+	ksft_print_msg("refault: FilePmdMapped %ld kB, expected %ld kB\n", pmd / 1024,
+		       eligible * (long)ROTHP_PMD_SIZE / 1024);
+	ksft_test_result(eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE,
+			 "refault: second process PMD-maps every eligible block at fault\n");
+	if (ok != 1)
+		ksft_print_msg("refault: first run reply %d\n", ok);
+	check_sum_and_run(&second, "refault");
+
+	stop1 = textproc_stop(&first);
+	stop2 = textproc_stop(&second);
+	ksft_test_result(!stop1 && !stop2, "both textprog processes exit with status 0\n");
+	ksft_finished();
+}

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * khugepaged_text <dir>: with THP "enabled" at madvise and khugepaged made
+ * to scan every 100 ms, MADV_HUGEPAGE on a running program's text gets all
+ * its eligible 2 MiB blocks PMD-mapped by khugepaged, contents intact.
+ *
+ * MADV_HUGEPAGE only sets VM_HUGEPAGE and registers the mm with khugepaged
+ * (hugepage_madvise(), khugepaged_enter_vma() in mm/khugepaged.c); the
+ * collapse happens in khugepaged_scan_mm_slot() -> hpage_collapse_scan_file()
+ * -> collapse_file(), which retracts the page tables so the next fault maps
+ * the new folio with a PMD. So the test keeps running the text while it polls.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include "kselftest.h"
+#include "rothp_util.h"
+
+#define MIN_BLOCKS	8
+#define TIMEOUT_MS	(60 * 1000)
+#define INTERVAL_MS	200
+
+struct poll_state {
+	struct textproc *tp;
+	long want;	/* bytes */
+	long pmd;	/* last FilePmdMapped, bytes */
+	int run_ok;	/* 0 once a run failed */
+	int polls;
+};
+
+static bool all_pmd_mapped(void *arg)
+{
+	struct poll_state *st = arg;
+	long calls;
+
+	st->polls++;
+	if (textproc_run(st->tp, &calls) != 1) {
+		st->run_ok = 0;
+		return true;	/* stop: the result is already a failure */
+	}
+	st->pmd = rothp_file_pmd_mapped(st->tp->pid, st->tp->start);
+	return st->want > 0 && st->pmd == st->want;
+}
+
+int main(int argc, char **argv)
+{
+	char prog[PATH_MAX], enabled[64];
+	struct poll_state st = { .run_ok = 1 };
+	struct textproc tp;
+	uint64_t memsum = 0, filesum = 1;
+	long eligible, ms, calls;
+	int ok;
+
+	rothp_test_init(argc, argv, prog, sizeof(prog));
+	ksft_set_plan(6);
+
+	if (rothp_thp_save())
+		ksft_exit_fail_msg("cannot save THP settings\n");
+	if (rothp_thp_set_str("enabled", "madvise") || rothp_thp_khugepaged_fast())
+		ksft_exit_fail_msg("cannot set THP settings\n");
+	rothp_thp_read_str("enabled", enabled, sizeof(enabled));
+	ksft_print_msg("THP enabled=%s, khugepaged scan/alloc sleep 100 ms, 4096 pages/scan\n",
+		       enabled);
+
+	/*
+	 * Read the file first, so the text faults find small folios in the page
+	 * cache. Otherwise, on a file system with large folios (XFS), a fault in
+	 * a VM_HUGEPAGE VMA reads ahead PMD-sized folios itself
+	 * (do_sync_mmap_readahead() in mm/filemap.c) and the PMD mappings would
+	 * not show that khugepaged did anything.
+	 */
+	if (rothp_prewarm(prog))
+		ksft_exit_fail_msg("cannot read %s\n", prog);
+
+	if (textproc_start(&tp, prog, "hugepage"))
+		ksft_exit_fail_msg("cannot start %s hugepage\n", prog);
+	if (tp.action_rc)
+		ksft_print_msg("MADV_HUGEPAGE: rc %d, %s\n", tp.action_rc,
+			       strerror(tp.action_errno));
+	ksft_test_result(tp.action_rc == 0, "khugepaged: MADV_HUGEPAGE of the text returns 0\n");
+
+	eligible = textproc_eligible(&tp);
+	ksft_print_msg("text %lx-%lx: %ld eligible 2 MiB blocks\n", tp.start, tp.end, eligible);
+	ksft_test_result(eligible >= MIN_BLOCKS,
+			 "khugepaged: text has at least %d eligible 2 MiB blocks\n", MIN_BLOCKS);
+
+	st.tp = &tp;
+	st.want = eligible > 0 ? eligible * (long)ROTHP_PMD_SIZE : 0;
+	ms = rothp_wait_until(all_pmd_mapped, &st, TIMEOUT_MS, INTERVAL_MS);
+	if (ms >= 0 && st.run_ok)
+		ksft_print_msg("khugepaged: all %ld blocks PMD-mapped after %.1f s (%d polls)\n",
+			       eligible, ms / 1000.0, st.polls);
+	else
+		ksft_print_msg("khugepaged: FilePmdMapped %ld kB of %ld kB after %d polls%s\n",
+			       st.pmd / 1024, st.want / 1024, st.polls,
+			       st.run_ok ? "" : ", then a run failed");
+	ksft_test_result(ms >= 0 && st.run_ok && st.want > 0,
+			 "khugepaged: every eligible block PMD-mapped within %d s\n",
+			 TIMEOUT_MS / 1000);
+
+	if (textproc_sum(&tp, &memsum, &filesum))
+		ksft_print_msg("khugepaged: no sum reply\n");
+	else if (memsum != filesum)
+		ksft_print_msg("khugepaged: memory hash %llx, file hash %llx\n",
+			       (unsigned long long)memsum, (unsigned long long)filesum);
+	ksft_test_result(memsum == filesum, "khugepaged: text in memory matches the file\n");
+
+	ok = textproc_run(&tp, &calls);
+	ksft_test_result(ok == 1, "khugepaged: every stub returns its index\n");
+
+	ksft_test_result(!textproc_stop(&tp), "khugepaged: textprog exits with status 0\n");
+	rothp_thp_restore();
+	ksft_finished();
+}

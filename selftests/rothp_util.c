@@ -1,0 +1,856 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Helpers shared by the rothp kselftests and textprog: /proc parsing,
+ * eligibility of 2 MiB blocks, THP sysfs settings, page cache control,
+ * checksums, and driving a textprog child over pipes.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+
+#include <linux/magic.h>
+
+#include "kselftest.h"
+#include "rothp_util.h"
+
+#ifndef EXT4_SUPER_MAGIC
+#define EXT4_SUPER_MAGIC	0xEF53
+#endif
+#ifndef XFS_SUPER_MAGIC
+#define XFS_SUPER_MAGIC		0x58465342
+#endif
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC		0x01021994
+#endif
+
+#define THP_SYSFS		"/sys/kernel/mm/transparent_hugepage/"
+#define DROP_CACHES		"/proc/sys/vm/drop_caches"
+#define IO_CHUNK		(1UL << 20)
+
+/* 64-bit FNV-1a; textprog and the tests must agree on it. */
+#define FNV64_BASIS		0xcbf29ce484222325ULL
+#define FNV64_PRIME		0x100000001b3ULL
+
+double rothp_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Call pred(arg) every interval_ms until it returns true or timeout_ms has
+ * passed. Returns the milliseconds it took, or -1 on timeout.
+ */
+long rothp_wait_until(bool (*pred)(void *arg), void *arg, long timeout_ms, long interval_ms)
+{
+	double start = rothp_now();
+	long elapsed;
+
+	for (;;) {
+		bool done = pred(arg);
+
+		elapsed = (long)((rothp_now() - start) * 1000);
+		if (done)
+			return elapsed;
+		if (elapsed >= timeout_ms)
+			return -1;
+		usleep(interval_ms * 1000);
+	}
+}
+
+/* Parse a /proc/PID/maps line (or an smaps header line); 0 if it is one. */
+static int parse_maps_line(const char *line, struct rothp_vma *vma)
+{
+	size_t len;
+	int pos = 0;
+
+	if (sscanf(line, "%lx-%lx %4s %lx %x:%x %lu %n", &vma->start, &vma->end,
+		   vma->perms, &vma->offset, &vma->dev_major, &vma->dev_minor,
+		   &vma->inode, &pos) != 7 || !pos)
+		return -1;
+
+	len = strcspn(line + pos, "\n");
+	if (len >= sizeof(vma->path))
+		len = sizeof(vma->path) - 1;
+	memcpy(vma->path, line + pos, len);
+	vma->path[len] = '\0';
+	return 0;
+}
+
+static FILE *open_proc(pid_t pid, const char *name)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	return fopen(path, "r");
+}
+
+struct vma_match {
+	unsigned long addr;	/* a VMA containing addr, or else */
+	const char *path;	/* the first VMA mapping path ... */
+	const char *perms;	/* ... with these perms, unless NULL */
+};
+
+static bool vma_matches(const struct rothp_vma *vma, const struct vma_match *m)
+{
+	if (!m->path)
+		return m->addr >= vma->start && m->addr < vma->end;
+	return !strcmp(vma->path, m->path) && (!m->perms || !strcmp(vma->perms, m->perms));
+}
+
+static int find_vma(pid_t pid, const struct vma_match *m, struct rothp_vma *vma)
+{
+	FILE *fp = open_proc(pid, "maps");
+	char *line = NULL;
+	size_t cap = 0;
+	int ret = -1;
+
+	if (!fp)
+		return -1;
+	while (getline(&line, &cap, fp) > 0) {
+		if (!parse_maps_line(line, vma) && vma_matches(vma, m)) {
+			ret = 0;
+			break;
+		}
+	}
+	free(line);
+	fclose(fp);
+	return ret;
+}
+
+/* The VMA of pid that contains addr. */
+int rothp_find_vma(pid_t pid, unsigned long addr, struct rothp_vma *vma)
+{
+	struct vma_match m = { .addr = addr };
+
+	return find_vma(pid, &m, vma);
+}
+
+/* The first VMA of pid mapping path, with the given perms unless NULL. */
+int rothp_find_vma_path(pid_t pid, const char *path, const char *perms, struct rothp_vma *vma)
+{
+	struct vma_match m = { .path = path, .perms = perms };
+
+	return find_vma(pid, &m, vma);
+}
+
+/* FilePmdMapped of the VMA of pid containing addr, in bytes; -1 on error. */
+long rothp_file_pmd_mapped(pid_t pid, unsigned long addr)
+{
+	FILE *fp = open_proc(pid, "smaps");
+	struct rothp_vma vma;
+	char *line = NULL;
+	size_t cap = 0;
+	bool inside = false;
+	long kb, ret = -1;
+
+	if (!fp)
+		return -1;
+	while (getline(&line, &cap, fp) > 0) {
+		if (!parse_maps_line(line, &vma)) {
+			if (inside)
+				break;	/* the VMA had no such field */
+			inside = addr >= vma.start && addr < vma.end;
+			continue;
+		}
+		if (inside && sscanf(line, "FilePmdMapped: %ld kB", &kb) == 1) {
+			ret = kb * 1024;
+			break;
+		}
+	}
+	free(line);
+	fclose(fp);
+	return ret;
+}
+
+/*
+ * The 2 MiB blocks of a file VMA that can be PMD-mapped: aligned in virtual
+ * memory, wholly inside the VMA, at a 2 MiB-aligned file offset (the kernel
+ * requires vaddr and offset congruent, thp_vma_suitable_order()), and ending
+ * within the file (collapse cannot read a folio past EOF).
+ */
+long rothp_eligible_blocks(const struct rothp_vma *vma, off_t file_size)
+{
+	unsigned long addr, off;
+	long n = 0;
+
+	for (addr = ROTHP_ALIGN_UP(vma->start, ROTHP_PMD_SIZE);
+	     addr + ROTHP_PMD_SIZE <= vma->end && addr + ROTHP_PMD_SIZE > addr;
+	     addr += ROTHP_PMD_SIZE) {
+		off = vma->offset + (addr - vma->start);
+		if (off % ROTHP_PMD_SIZE)
+			continue;
+		if (off + ROTHP_PMD_SIZE > (unsigned long)file_size)
+			continue;
+		n++;
+	}
+	return n;
+}
+
+long rothp_vma_eligible_blocks(const struct rothp_vma *vma)
+{
+	struct stat st;
+
+	if (vma->path[0] != '/' || stat(vma->path, &st))
+		return -1;
+	if (st.st_ino != vma->inode)
+		return -1;	/* replaced or deleted since it was mapped */
+	return rothp_eligible_blocks(vma, st.st_size);
+}
+
+uint64_t rothp_hash_init(void)
+{
+	return FNV64_BASIS;
+}
+
+uint64_t rothp_hash_update(uint64_t hash, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		hash ^= p[i];
+		hash *= FNV64_PRIME;
+	}
+	return hash;
+}
+
+uint64_t rothp_hash(const void *buf, size_t len)
+{
+	return rothp_hash_update(rothp_hash_init(), buf, len);
+}
+
+/* Hash len bytes of fd from offset, read with pread(). */
+int rothp_file_hash(int fd, off_t offset, size_t len, uint64_t *hash)
+{
+	uint64_t h = rothp_hash_init();
+	char *buf = malloc(IO_CHUNK);
+	ssize_t n;
+
+	if (!buf)
+		return -1;
+	while (len) {
+		n = pread(fd, buf, len < IO_CHUNK ? len : IO_CHUNK, offset);
+		if (n <= 0) {
+			if (!n)
+				errno = EIO;	/* the file is shorter than asked */
+			free(buf);
+			return -1;
+		}
+		h = rothp_hash_update(h, buf, n);
+		offset += n;
+		len -= n;
+	}
+	free(buf);
+	*hash = h;
+	return 0;
+}
+
+/* Fraction of the pages of [addr, addr+len) in the page cache, or -1. */
+double rothp_resident_fraction(void *addr, size_t len)
+{
+	size_t i, pages = (len + ROTHP_PAGE_SIZE - 1) / ROTHP_PAGE_SIZE, in = 0;
+	unsigned char *vec = malloc(pages ? pages : 1);
+
+	if (!vec)
+		return -1;
+	if (mincore(addr, len, vec)) {
+		free(vec);
+		return -1;
+	}
+	for (i = 0; i < pages; i++)
+		in += vec[i] & 1;
+	free(vec);
+	return pages ? (double)in / pages : 0;
+}
+
+/*
+ * madvise(MADV_COLLAPSE), retried a few times on EAGAIN, which means a page
+ * was transiently busy (madvise_collapse_errno() in mm/khugepaged.c). Returns
+ * the last madvise() result; *err is its errno, or 0. Notes go to stderr, as
+ * textprog's stdout is its reply pipe.
+ */
+int rothp_madv_collapse(void *addr, size_t len, int *err)
+{
+	int rc = -1, tries;
+
+	for (tries = 0; tries < 5; tries++) {
+		rc = madvise(addr, len, MADV_COLLAPSE);
+		*err = rc ? errno : 0;
+		if (!rc || *err != EAGAIN)
+			break;
+		fprintf(stderr, "MADV_COLLAPSE of %p: EAGAIN, retrying\n", addr);
+		usleep(100 * 1000);
+	}
+	return rc;
+}
+
+/*
+ * Map len bytes of fd from offset, MAP_PRIVATE, at a 2 MiB-aligned address
+ * plus misalign (a multiple of the page size). The address is found by
+ * reserving a PROT_NONE area large enough, mapping over it with MAP_FIXED,
+ * and unmapping what is left of the reservation.
+ */
+void *rothp_map_aligned(int fd, size_t len, off_t offset, size_t misalign, int prot)
+{
+	size_t span = len + misalign + ROTHP_PMD_SIZE;
+	char *base, *addr, *p, *end;
+
+	base = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED)
+		return MAP_FAILED;
+	addr = (char *)ROTHP_ALIGN_UP((unsigned long)base, ROTHP_PMD_SIZE) + misalign;
+	p = mmap(addr, len, prot, MAP_PRIVATE | MAP_FIXED, fd, offset);
+	if (p == MAP_FAILED) {
+		int err = errno;
+
+		munmap(base, span);
+		errno = err;
+		return MAP_FAILED;
+	}
+	end = addr + ROTHP_ALIGN_UP(len, ROTHP_PAGE_SIZE);
+	if (addr > base)
+		munmap(base, addr - base);
+	if (base + span > end)
+		munmap(end, base + span - end);
+	return p;
+}
+
+/* Copy src to dst (created or truncated, mode 0755), then fsync dst. */
+int rothp_copy_file(const char *src, const char *dst)
+{
+	int in, out, ret = -1;
+	char *buf = malloc(IO_CHUNK);
+	ssize_t n, w;
+
+	if (!buf)
+		return -1;
+	in = open(src, O_RDONLY);
+	if (in < 0)
+		goto out_free;
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (out < 0)
+		goto out_in;
+	while ((n = read(in, buf, IO_CHUNK)) > 0) {
+		for (w = 0; w < n; ) {
+			ssize_t r = write(out, buf + w, n - w);
+
+			if (r <= 0)
+				goto out_out;
+			w += r;
+		}
+	}
+	if (!n && !fsync(out))
+		ret = 0;
+out_out:
+	if (close(out))
+		ret = -1;
+out_in:
+	close(in);
+out_free:
+	free(buf);
+	return ret;
+}
+
+/*
+ * Read a whole file so its page cache holds small folios. POSIX_FADV_RANDOM
+ * sets FMODE_RANDOM, so page_cache_sync_ra() (mm/readahead.c) only does
+ * force_page_cache_ra() of the bytes asked for, in folios of the mapping's
+ * minimum order, never the growing large folios of ordinary readahead.
+ */
+int rothp_prewarm(const char *path)
+{
+	char buf[64 * 1024];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	close(fd);
+	return n ? -1 : 0;
+}
+
+/* Write back dirty data, then drop clean page cache, dentries and inodes. */
+int rothp_drop_caches(void)
+{
+	int fd, ret = 0;
+
+	sync();
+	fd = open(DROP_CACHES, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	if (write(fd, "3", 1) != 1)
+		ret = -1;
+	close(fd);
+	return ret;
+}
+
+static int read_text(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* The PMD size THP uses, in bytes; 0 if the kernel has no THP. */
+unsigned long rothp_hpage_pmd_size(void)
+{
+	char buf[32];
+
+	if (read_text(THP_SYSFS "hpage_pmd_size", buf, sizeof(buf)))
+		return 0;
+	return strtoul(buf, NULL, 10);
+}
+
+/* Scan a kernel config for name: 1 if =y or =m, 0 if not set, -1 if no config. */
+static int kconfig_scan(FILE *fp, const char *name)
+{
+	size_t nlen = strlen(name);
+	char line[512];
+	bool config = false;
+
+	while (fgets(line, sizeof(line), fp)) {
+		if (strstr(line, "CONFIG_"))
+			config = true;
+		if (!strncmp(line, name, nlen) && line[nlen] == '=')
+			return line[nlen + 1] == 'y' || line[nlen + 1] == 'm';
+	}
+	return config ? 0 : -1;
+}
+
+/*
+ * Look name (e.g. "CONFIG_READ_ONLY_THP_FOR_FS") up in the running kernel's
+ * config: the file named by $ROTHP_KCONFIG, /boot/config-$(uname -r), or
+ * /proc/config.gz through zcat (static binaries carry no zlib, but busybox
+ * has zcat). Returns 1 if set, 0 if not, -1 if no config could be read; src
+ * names where the answer came from.
+ */
+int rothp_kconfig(const char *name, char *src, size_t srclen)
+{
+	struct utsname u;
+	char path[PATH_MAX];
+	const char *env = getenv("ROTHP_KCONFIG");
+	FILE *fp;
+	int ret;
+
+	snprintf(src, srclen, "no readable kernel config");
+	if (env && *env) {
+		snprintf(path, sizeof(path), "%s", env);
+	} else {
+		uname(&u);
+		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+	}
+	fp = fopen(path, "r");
+	if (fp) {
+		ret = kconfig_scan(fp, name);
+		fclose(fp);
+		if (ret >= 0) {
+			snprintf(src, srclen, "%s", path);
+			return ret;
+		}
+	}
+	if (access("/proc/config.gz", R_OK))
+		return -1;
+	fflush(NULL);	/* popen() forks: do not duplicate buffered output */
+	fp = popen("zcat /proc/config.gz 2>/dev/null", "r");
+	if (!fp)
+		return -1;
+	ret = kconfig_scan(fp, name);
+	pclose(fp);
+	if (ret >= 0)
+		snprintf(src, srclen, "/proc/config.gz");
+	return ret;
+}
+
+/*
+ * Name the file system holding path, and say in *large_folios whether 6.12
+ * gives its page cache large folio support: XFS does (fs/xfs/xfs_icache.c
+ * calls mapping_set_folio_min_order()), tmpfs does (mm/shmem.c calls
+ * mapping_set_large_folios()), ext4 does not (nothing in fs/ext4 does).
+ * -1 when unknown. That matters because CONFIG_READ_ONLY_THP_FOR_FS bookkeeping
+ * (filemap_nr_thps_inc() in include/linux/pagemap.h) skips such mappings.
+ */
+const char *rothp_fs_name(const char *path, int *large_folios)
+{
+	struct statfs fs;
+
+	*large_folios = -1;
+	if (statfs(path, &fs))
+		return "unknown";
+	switch ((unsigned long)fs.f_type) {
+	case EXT4_SUPER_MAGIC:
+		*large_folios = 0;
+		return "ext4";
+	case XFS_SUPER_MAGIC:
+		*large_folios = 1;
+		return "xfs";
+	case TMPFS_MAGIC:
+		*large_folios = 1;
+		return "tmpfs";
+	}
+	return "other";
+}
+
+/* Read a THP sysfs knob; for "a [b] c" choices, the bracketed one. */
+int rothp_thp_read_str(const char *knob, char *buf, size_t len)
+{
+	char path[PATH_MAX], raw[256], *open_br, *close_br;
+
+	snprintf(path, sizeof(path), THP_SYSFS "%s", knob);
+	if (read_text(path, raw, sizeof(raw)))
+		return -1;
+	open_br = strchr(raw, '[');
+	close_br = open_br ? strchr(open_br, ']') : NULL;
+	if (open_br && close_br) {
+		*close_br = '\0';
+		snprintf(buf, len, "%s", open_br + 1);
+	} else {
+		snprintf(buf, len, "%s", raw);
+	}
+	return 0;
+}
+
+int rothp_thp_set_str(const char *knob, const char *val)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), THP_SYSFS "%s", knob);
+	fd = open(path, O_WRONLY);
+	if (fd < 0) {
+		ksft_print_msg("open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	n = write(fd, val, strlen(val));
+	if (n != (ssize_t)strlen(val)) {
+		ksft_print_msg("write '%s' to %s: %s\n", val, path,
+			       n < 0 ? strerror(errno) : "short write");
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int rothp_thp_set_num(const char *knob, unsigned long val)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lu", val);
+	return rothp_thp_set_str(knob, buf);
+}
+
+/* The knobs saved and restored, in the order they are restored. */
+static const char * const thp_knobs[] = {
+	"khugepaged/scan_sleep_millisecs",
+	"khugepaged/alloc_sleep_millisecs",
+	"khugepaged/pages_to_scan",
+	"khugepaged/max_ptes_none",
+	"khugepaged/defrag",
+	"defrag",
+	"enabled",
+};
+
+#define NR_THP_KNOBS	ARRAY_SIZE(thp_knobs)
+
+static char thp_saved[NR_THP_KNOBS][64];
+static volatile sig_atomic_t thp_saved_valid;
+
+void rothp_thp_restore(void)
+{
+	size_t i;
+
+	if (!thp_saved_valid)
+		return;
+	thp_saved_valid = 0;
+	for (i = 0; i < NR_THP_KNOBS; i++)
+		rothp_thp_set_str(thp_knobs[i], thp_saved[i]);
+}
+
+static void thp_restore_signal(int sig)
+{
+	rothp_thp_restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Save the THP settings; they are restored at exit and on SIGINT/SIGTERM. */
+int rothp_thp_save(void)
+{
+	static bool registered;
+	struct sigaction sa;
+	size_t i;
+
+	for (i = 0; i < NR_THP_KNOBS; i++) {
+		if (rothp_thp_read_str(thp_knobs[i], thp_saved[i], sizeof(thp_saved[i]))) {
+			ksft_print_msg("cannot read %s%s: %s\n", THP_SYSFS, thp_knobs[i],
+				       strerror(errno));
+			return -1;
+		}
+	}
+	thp_saved_valid = 1;
+	if (registered)
+		return 0;
+	registered = true;
+	atexit(rothp_thp_restore);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = thp_restore_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	return 0;
+}
+
+/*
+ * Make khugepaged scan often: 100 ms sleeps and 4096 PTEs (8 PMDs) a pass.
+ * max_ptes_none and defrag are set to their defaults (HPAGE_PMD_NR - 1 and
+ * 1, khugepaged_init()), so a changed host value cannot stop a collapse.
+ */
+int rothp_thp_khugepaged_fast(void)
+{
+	unsigned long nr = rothp_hpage_pmd_size() / ROTHP_PAGE_SIZE;
+
+	if (!nr)
+		return -1;
+	if (rothp_thp_set_num("khugepaged/scan_sleep_millisecs", 100) ||
+	    rothp_thp_set_num("khugepaged/alloc_sleep_millisecs", 100) ||
+	    rothp_thp_set_num("khugepaged/pages_to_scan", 4096) ||
+	    rothp_thp_set_num("khugepaged/max_ptes_none", nr - 1) ||
+	    rothp_thp_set_num("khugepaged/defrag", 1))
+		return -1;
+	return 0;
+}
+
+/* Read one reply line from textprog, waiting at most timeout_ms. */
+static int textproc_read_line(struct textproc *tp, char *buf, size_t len, long timeout_ms)
+{
+	struct pollfd pfd = { .fd = fileno(tp->out), .events = POLLIN };
+	int ret;
+
+	do {
+		ret = poll(&pfd, 1, timeout_ms);
+	} while (ret < 0 && errno == EINTR);
+	if (ret == 0) {
+		ksft_print_msg("textprog %d: no reply within %ld s\n", (int)tp->pid,
+			       timeout_ms / 1000);
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	if (ret < 0 || !fgets(buf, len, tp->out)) {
+		ksft_print_msg("textprog %d: no reply (it exited?)\n", (int)tp->pid);
+		return -1;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* Start "path action" with pipes on its stdin and stdout; wait for "ready". */
+int textproc_start(struct textproc *tp, const char *path, const char *action)
+{
+	int to_child[2], from_child[2];
+	char line[256];
+
+	memset(tp, 0, sizeof(*tp));
+	tp->pid = -1;
+	if (pipe2(to_child, O_CLOEXEC))
+		return -1;
+	if (pipe2(from_child, O_CLOEXEC)) {
+		close(to_child[0]);
+		close(to_child[1]);
+		return -1;
+	}
+	signal(SIGPIPE, SIG_IGN);	/* a dead child must not kill the test */
+	fflush(NULL);
+	tp->pid = fork();
+	if (tp->pid < 0) {
+		ksft_print_msg("fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (!tp->pid) {
+		dup2(to_child[0], STDIN_FILENO);
+		dup2(from_child[1], STDOUT_FILENO);
+		signal(SIGPIPE, SIG_DFL);
+		execl(path, path, action, (char *)NULL);
+		fprintf(stderr, "exec %s: %s\n", path, strerror(errno));
+		_exit(127);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	tp->in = fdopen(to_child[1], "w");
+	tp->out = fdopen(from_child[0], "r");
+	if (!tp->in || !tp->out)
+		goto fail;
+	if (textproc_read_line(tp, line, sizeof(line), ROTHP_REPLY_TIMEOUT_MS))
+		goto fail;
+	if (sscanf(line, "ready %lx %lx %d %d", &tp->start, &tp->end, &tp->action_rc,
+		   &tp->action_errno) != 4) {
+		ksft_print_msg("textprog %s: unexpected first line '%s'\n", action, line);
+		goto fail;
+	}
+	return 0;
+fail:
+	textproc_stop(tp);
+	return -1;
+}
+
+/* Send one command, read its one-line reply, which must echo the command. */
+int textproc_cmd(struct textproc *tp, const char *cmd, char *reply, size_t len)
+{
+	size_t clen = strlen(cmd);
+
+	if (!tp->in || fprintf(tp->in, "%s\n", cmd) < 0 || fflush(tp->in)) {
+		ksft_print_msg("textprog %d: cannot send '%s'\n", (int)tp->pid, cmd);
+		return -1;
+	}
+	if (textproc_read_line(tp, reply, len, ROTHP_REPLY_TIMEOUT_MS))
+		return -1;
+	if (strncmp(reply, cmd, clen) || (reply[clen] != ' ' && reply[clen])) {
+		ksft_print_msg("textprog %d: '%s' got reply '%s'\n", (int)tp->pid, cmd, reply);
+		return -1;
+	}
+	return 0;
+}
+
+/* "run": 1 if every stub returned its index, 0 if not, -1 on error. */
+int textproc_run(struct textproc *tp, long *calls)
+{
+	char reply[128];
+	int ok;
+
+	if (textproc_cmd(tp, "run", reply, sizeof(reply)) ||
+	    sscanf(reply, "run %d %ld", &ok, calls) != 2)
+		return -1;
+	return ok == 1;
+}
+
+int textproc_sum(struct textproc *tp, uint64_t *memsum, uint64_t *filesum)
+{
+	char reply[128];
+	unsigned long long m, f;
+
+	if (textproc_cmd(tp, "sum", reply, sizeof(reply)) ||
+	    sscanf(reply, "sum %llx %llx", &m, &f) != 2)
+		return -1;
+	*memsum = m;
+	*filesum = f;
+	return 0;
+}
+
+/* Eligible 2 MiB blocks of textprog's text VMA, from its /proc maps. */
+long textproc_eligible(struct textproc *tp)
+{
+	struct rothp_vma vma;
+
+	if (rothp_find_vma(tp->pid, tp->start, &vma)) {
+		ksft_print_msg("textprog %d: no VMA at %#lx\n", (int)tp->pid, tp->start);
+		return -1;
+	}
+	return rothp_vma_eligible_blocks(&vma);
+}
+
+/* Ask textprog to exit and reap it: 0 if it exited with status 0. */
+int textproc_stop(struct textproc *tp)
+{
+	int status = 0, i;
+	pid_t ret = 0;
+
+	if (tp->in) {
+		fprintf(tp->in, "exit\n");
+		fclose(tp->in);
+		tp->in = NULL;
+	}
+	if (tp->out) {
+		fclose(tp->out);
+		tp->out = NULL;
+	}
+	if (tp->pid <= 0)
+		return -1;
+	/* EOF on its stdin also makes it exit; give it 30 s, then kill it. */
+	for (i = 0; i < 3000; i++) {
+		ret = waitpid(tp->pid, &status, WNOHANG);
+		if (ret)
+			break;
+		usleep(10 * 1000);
+	}
+	if (!ret) {
+		ksft_print_msg("textprog %d did not exit, killing it\n", (int)tp->pid);
+		kill(tp->pid, SIGKILL);
+		ret = waitpid(tp->pid, &status, 0);
+	}
+	tp->pid = -1;
+	if (ret < 0)
+		return -1;
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return 0;
+	if (WIFEXITED(status))
+		ksft_print_msg("textprog exited with status %d\n", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		ksft_print_msg("textprog killed by signal %d\n", WTERMSIG(status));
+	return -1;
+}
+
+const char *rothp_test_init(int argc, char **argv, char *prog, size_t len)
+{
+	const char *dir, *fs;
+	unsigned long pmd;
+	struct utsname u;
+	char src[PATH_MAX];
+	int large, cfg;
+
+	ksft_print_header();
+	if (argc < 2)
+		ksft_exit_fail_msg("usage: %s <dir holding textprog>\n", argv[0]);
+	dir = argv[1];
+	if (geteuid())
+		ksft_exit_skip("needs root: it writes drop_caches and THP sysfs knobs\n");
+	pmd = rothp_hpage_pmd_size();
+	if (!pmd)
+		ksft_exit_skip("no THP: cannot read %shpage_pmd_size\n", THP_SYSFS);
+	if (pmd != ROTHP_PMD_SIZE)
+		ksft_exit_skip("PMD size is %lu, these tests assume 2 MiB\n", pmd);
+	cfg = rothp_kconfig("CONFIG_READ_ONLY_THP_FOR_FS", src, sizeof(src));
+	if (!cfg)
+		ksft_exit_skip("CONFIG_READ_ONLY_THP_FOR_FS is not set (%s)\n", src);
+	if (cfg < 0)
+		ksft_print_msg("%s: not checking CONFIG_READ_ONLY_THP_FOR_FS\n", src);
+	fs = rothp_fs_name(dir, &large);
+	if (!strcmp(fs, "tmpfs"))
+		ksft_exit_skip("%s is tmpfs: shmem THPs are not read-only file THPs\n", dir);
+	if (snprintf(prog, len, "%s/textprog", dir) >= (int)len)
+		ksft_exit_fail_msg("path too long: %s\n", dir);
+	if (access(prog, X_OK))
+		ksft_exit_fail_msg("%s: %s\n", prog, strerror(errno));
+	if (rothp_drop_caches())
+		ksft_exit_fail_msg("drop_caches: %s\n", strerror(errno));
+	uname(&u);
+	ksft_print_msg("kernel %s, %s on %s\n", u.release, prog, fs);
+	return dir;
+}

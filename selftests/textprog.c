@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * textprog: a static executable with TEXT_PAGES pages of code (textprog_blob.S),
+ * linked so that its text is 2 MiB-congruent, for the rothp tests to turn
+ * into read-only file THPs.
+ *
+ *   textprog none|collapse|hugepage   do that to the text, print
+ *       "ready <start> <end> <rc> <errno>", then serve commands on stdin:
+ *       run, sum, collapse, hugepage, exit (see usage()).
+ *   textprog run                      call every stub once and exit 0 if all ok
+ *   textprog demo [seconds]           MADV_HUGEPAGE the text and report, in
+ *       plain words, whether and how fast it became PMD-mapped
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+
+#include "rothp_util.h"
+
+#ifndef TEXT_PAGES
+#define TEXT_PAGES 4096
+#endif
+
+#if TEXT_PAGES % 512
+#error "TEXT_PAGES must be a multiple of 512 (whole 2 MiB blocks)"
+#endif
+
+#define STUB_SIZE	4096UL
+#define BLOB_SIZE	((unsigned long)TEXT_PAGES * STUB_SIZE)
+
+extern const char rothp_blob_start[];
+extern const char rothp_blob_end[];
+
+typedef int (*stub_fn)(void);
+
+static struct rothp_vma text;
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s none|collapse|hugepage   act on the text, then serve stdin:\n"
+		"         run       call every stub: 'run <ok> <calls>'\n"
+		"         sum       'sum <memory hash> <file hash>' of the stubs\n"
+		"         collapse  MADV_COLLAPSE the text: 'collapse <rc> <errno>'\n"
+		"         hugepage  MADV_HUGEPAGE the text: 'hugepage <rc> <errno>'\n"
+		"         exit\n"
+		"       %s run               call every stub once\n"
+		"       %s demo [seconds]    show the text becoming huge\n",
+		prog, prog, prog);
+}
+
+/* The r-xp VMA of /proc/self/exe that holds the stubs. */
+static int find_text(struct rothp_vma *vma)
+{
+	unsigned long blob = (unsigned long)rothp_blob_start;
+	struct stat exe;
+
+	if (rothp_find_vma(getpid(), blob, vma)) {
+		fprintf(stderr, "textprog: no VMA holds the stubs at %#lx\n", blob);
+		return -1;
+	}
+	if (stat("/proc/self/exe", &exe)) {
+		perror("textprog: stat /proc/self/exe");
+		return -1;
+	}
+	if (strcmp(vma->perms, "r-xp") || vma->inode != exe.st_ino ||
+	    makedev(vma->dev_major, vma->dev_minor) != exe.st_dev) {
+		fprintf(stderr, "textprog: VMA %lx-%lx %s %s is not my text\n",
+			vma->start, vma->end, vma->perms, vma->path);
+		return -1;
+	}
+	if (blob % ROTHP_PMD_SIZE || (unsigned long)(rothp_blob_end - rothp_blob_start) !=
+	    BLOB_SIZE) {
+		fprintf(stderr, "textprog: blob %#lx size %#lx is not as built\n", blob,
+			(unsigned long)(rothp_blob_end - rothp_blob_start));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Call every stub and check stub i returns i. Then read one byte of every
+ * page of the text VMA, so the parts outside the blob (libc, padding) are
+ * mapped too and every eligible block has been faulted.
+ */
+static int run_stubs(long *calls)
+{
+	unsigned long addr;
+	unsigned char sink = 0;
+	int i, bad = 0;
+
+	for (i = 0; i < TEXT_PAGES; i++) {
+		stub_fn fn = (stub_fn)(uintptr_t)(rothp_blob_start + i * STUB_SIZE);
+
+		if (fn() != i)
+			bad++;
+	}
+	*calls = TEXT_PAGES;
+	for (addr = text.start; addr < text.end; addr += ROTHP_PAGE_SIZE)
+		sink ^= *(volatile const unsigned char *)addr;
+	(void)sink;
+	if (bad)
+		fprintf(stderr, "textprog: %d of %d stubs returned a wrong value\n", bad,
+			TEXT_PAGES);
+	return !bad;
+}
+
+/* Hash the stubs as mapped and as read from the file at the same offset. */
+static int sums(uint64_t *memsum, uint64_t *filesum)
+{
+	unsigned long off = text.offset + ((unsigned long)rothp_blob_start - text.start);
+	int fd, ret;
+
+	*memsum = rothp_hash(rothp_blob_start, BLOB_SIZE);
+	fd = open("/proc/self/exe", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ret = rothp_file_hash(fd, off, BLOB_SIZE, filesum);
+	close(fd);
+	return ret;
+}
+
+/* MADV_COLLAPSE the 2 MiB blocks inside the text VMA. */
+static int collapse(int *err)
+{
+	unsigned long start = ROTHP_ALIGN_UP(text.start, ROTHP_PMD_SIZE);
+	unsigned long end = ROTHP_ALIGN_DOWN(text.end, ROTHP_PMD_SIZE);
+
+	if (start >= end) {
+		fprintf(stderr, "textprog: text %lx-%lx holds no 2 MiB block\n", text.start,
+			text.end);
+		*err = EINVAL;
+		return -1;
+	}
+	return rothp_madv_collapse((void *)start, end - start, err);
+}
+
+static int hugepage(int *err)
+{
+	int rc = madvise((void *)text.start, text.end - text.start, MADV_HUGEPAGE);
+
+	*err = rc ? errno : 0;
+	return rc;
+}
+
+static int serve(void)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	uint64_t memsum, filesum;
+	long calls;
+	int rc, err;
+
+	while (getline(&line, &cap, stdin) > 0) {
+		line[strcspn(line, "\r\n")] = '\0';
+		if (!strcmp(line, "run")) {
+			rc = run_stubs(&calls);
+			printf("run %d %ld\n", rc, calls);
+		} else if (!strcmp(line, "sum")) {
+			if (sums(&memsum, &filesum))
+				printf("sum error %d\n", errno);
+			else
+				printf("sum %llx %llx\n", (unsigned long long)memsum,
+				       (unsigned long long)filesum);
+		} else if (!strcmp(line, "collapse")) {
+			rc = collapse(&err);
+			printf("collapse %d %d\n", rc, err);
+		} else if (!strcmp(line, "hugepage")) {
+			rc = hugepage(&err);
+			printf("hugepage %d %d\n", rc, err);
+		} else if (!strcmp(line, "exit")) {
+			break;
+		} else {
+			printf("error unknown command '%s'\n", line);
+		}
+		fflush(stdout);
+	}
+	free(line);
+	return 0;
+}
+
+struct demo_state {
+	long want;		/* bytes: eligible blocks * 2 MiB */
+	long pmd;		/* last FilePmdMapped, bytes */
+};
+
+static bool demo_touch(void *arg)
+{
+	struct demo_state *st = arg;
+	long calls;
+
+	run_stubs(&calls);
+	st->pmd = rothp_file_pmd_mapped(getpid(), text.start);
+	return st->want > 0 && st->pmd == st->want;
+}
+
+static unsigned long translations(unsigned long size, long pmd)
+{
+	if (pmd < 0)
+		pmd = 0;
+	return (size - pmd) / ROTHP_PAGE_SIZE + pmd / ROTHP_PMD_SIZE;
+}
+
+/* One "label  value" line of the demo report. */
+#define FIELD	"  %-36s "
+
+static void demo_config(const char *name)
+{
+	char src[PATH_MAX];
+	int r = rothp_kconfig(name, src, sizeof(src));
+
+	printf(FIELD "%s (%s)\n", name, r > 0 ? "yes" : r == 0 ? "no" : "unknown", src);
+}
+
+static int demo(int timeout_s)
+{
+	unsigned long size = text.end - text.start;
+	struct demo_state st;
+	struct utsname u;
+	char enabled[64];
+	double t0, took;
+	long eligible, before, ms;
+	int rc, err;
+
+	uname(&u);
+	printf("Read-only file THP demo: does this program's code get huge pages?\n");
+	printf(FIELD "%s\n", "kernel", u.release);
+	if (rothp_hpage_pmd_size() && !rothp_thp_read_str("enabled", enabled, sizeof(enabled)))
+		printf(FIELD "available, enabled=%s\n", "transparent huge pages", enabled);
+	else
+		printf(FIELD "not available\n", "transparent huge pages");
+	demo_config("CONFIG_TRANSPARENT_HUGEPAGE");
+	demo_config("CONFIG_READ_ONLY_THP_FOR_FS");
+	printf(FIELD "%s\n", "program file", text.path);
+	printf(FIELD "%#lx-%#lx, %.1f MiB\n", "code mapping", text.start, text.end,
+	       size / 1048576.0);
+
+	eligible = rothp_vma_eligible_blocks(&text);
+	before = rothp_file_pmd_mapped(getpid(), text.start);
+	printf(FIELD "%ld\n", "2 MiB blocks that can be huge", eligible);
+	printf(FIELD "%ld kB\n", "huge-mapped before (FilePmdMapped)", before / 1024);
+
+	t0 = rothp_now();
+	rc = hugepage(&err);
+	took = rothp_now() - t0;
+	if (rc)
+		printf(FIELD "failed: %s\n", "madvise(MADV_HUGEPAGE)", strerror(err));
+	else
+		printf(FIELD "ok, took %.6f s\n", "madvise(MADV_HUGEPAGE)", took);
+
+	printf("Running the code every 10 ms for up to %d s...\n", timeout_s);
+	st.want = eligible > 0 ? eligible * (long)ROTHP_PMD_SIZE : 0;
+	st.pmd = 0;
+	t0 = rothp_now();
+	ms = rothp_wait_until(demo_touch, &st, timeout_s * 1000L, 10);
+	took = rothp_now() - t0;
+
+	printf(FIELD "%ld kB\n", "huge-mapped after (FilePmdMapped)", st.pmd / 1024);
+	printf(FIELD "%.2f s\n", "elapsed", took);
+	printf(FIELD "%ld of %ld\n", "huge 2 MiB blocks",
+	       st.pmd > 0 ? st.pmd / (long)ROTHP_PMD_SIZE : 0, eligible);
+	printf(FIELD "%lu before, %lu after\n", "page translations for the code",
+	       translations(size, before), translations(size, st.pmd));
+	if (ms >= 0) {
+		printf("Result: all %ld eligible blocks became huge pages.\n", eligible);
+		return 0;
+	}
+	printf("Result: the code did not become huge within %d s.\n", timeout_s);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *action = argc > 1 ? argv[1] : NULL;
+	long calls;
+	int rc = 0, err = 0, ok;
+
+	if (!action) {
+		usage(argv[0]);
+		return 2;
+	}
+	if (find_text(&text))
+		return 1;
+
+	if (!strcmp(action, "run")) {
+		ok = run_stubs(&calls);
+		printf("run %d %ld\n", ok, calls);
+		return ok ? 0 : 1;
+	}
+	if (!strcmp(action, "demo")) {
+		int timeout_s = argc > 2 ? atoi(argv[2]) : 0;
+
+		return demo(timeout_s > 0 ? timeout_s : 30);
+	}
+	if (!strcmp(action, "collapse")) {
+		rc = collapse(&err);
+	} else if (!strcmp(action, "hugepage")) {
+		rc = hugepage(&err);
+	} else if (strcmp(action, "none")) {
+		usage(argv[0]);
+		return 2;
+	}
+	printf("ready %lx %lx %d %d\n", text.start, text.end, rc, err);
+	fflush(stdout);
+	return serve();
+}
