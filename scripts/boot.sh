@@ -77,7 +77,7 @@ qpid=$!
 # Show the runner's progress while the guest runs; tail ends with QEMU.
 sleep 1
 tail -n +1 -F --pid="$qpid" "$run/ktap.log" 2>/dev/null |
-	grep --line-buffered -E '^(ok|not ok|# rothp-runner: (start|done|demo|cannot))' |
+	sed -u 's/\r$//' | grep --line-buffered -E '^(ok|not ok|# rothp-runner: (start|done|demo|cannot))' |
 	sed -u "s/^/  [guest] /" || true
 rc=0
 wait "$qpid" || rc=$?

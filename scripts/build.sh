@@ -30,8 +30,9 @@ for f in ${EXTRA_CONFIG:-}; do
 	frags+=("$(realpath "$f")")
 done
 
+# The release string says which kernel a guest runs: 6.12.118-rothp-patched.
 make_k() {
-	make -C "$src" O="$obj" "$@"
+	make -C "$src" O="$obj" LOCALVERSION="-rothp-$kernel" "$@"
 }
 cc=gcc
 command -v ccache >/dev/null && cc="ccache gcc"
@@ -77,4 +78,4 @@ fi
 
 run_logged "building $name" "$LOGS/build-$name.log" \
 	make_k -j"$(nproc)" CC="$cc" bzImage
-info "$name: $obj/arch/x86/boot/bzImage ($(make -s -C "$src" O="$obj" kernelrelease 2>/dev/null))"
+info "$name: $obj/arch/x86/boot/bzImage ($(make_k -s kernelrelease 2>/dev/null))"

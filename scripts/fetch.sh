@@ -45,7 +45,7 @@ upstream=$(make -s -C "$SRC" kernelversion)
 commit_base() {
 	cd "$SRC"
 	git init -q -b "$SERIES_BRANCH"
-	git config user.name "rothp harness"
+	git config user.name "rothp developers"
 	git config user.email "rothp@localhost"
 	git config core.abbrev 12
 	git add -A -f .

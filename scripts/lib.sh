@@ -59,7 +59,7 @@ series_files() {
 # format-patch with the options series-export uses, so that exporting the same
 # commits twice gives the same bytes.
 format_series() {
-	git -C "$SRC" format-patch -q --zero-commit --no-signature --full-index \
+	git -C "$SRC" format-patch -q --numbered --zero-commit --no-signature --full-index \
 		-o "$1" "$BASE_TAG..$SERIES_BRANCH"
 }
 

@@ -50,7 +50,7 @@ def parse_ktap(lines):
     sub = []
     planned = None
     for raw in lines:
-        line = raw.rstrip('\n')
+        line = raw.rstrip('\r\n')
         if line.startswith('    '):
             inner = line[4:]
             m = PLAN.match(inner)

@@ -9,10 +9,10 @@ run=${1:?usage: show-demo.sh RUN_DIR}
 log=$run/ktap.log
 [ -s "$log" ] || die "no guest output in $log; see $run/console.log"
 echo
-sed -n '/^# rothp-runner: demo on/,/^# rothp-runner: demo exit/p' "$log" |
-	sed -e '/^# rothp-runner: demo exit/d' -e 's/^# rothp-runner: demo on /kernel: /'
+tr -d '\r' <"$log" | sed -n '/^# rothp-runner: demo start/,/^# rothp-runner: demo exit/p' |
+	sed -e '/^# rothp-runner: demo /d'
 echo
-status=$(sed -n 's/^# rothp-runner: demo exit //p' "$log")
+status=$(tr -d '\r' <"$log" | sed -n 's/^# rothp-runner: demo exit //p')
 case "$status" in
 0) info "demo: the text became huge (logs: ${run#"$ROTHP_TOP"/}/)" ;;
 "") die "the demo did not finish; see $run/console.log" ;;
