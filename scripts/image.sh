@@ -27,8 +27,8 @@ mkdir -p "$img"
 rm -rf "$img/root" "$img/fs"
 mkdir -p "$img/root"/{bin,dev,proc,sys,tmp,mnt/ext4,mnt/xfs,mnt/tmpfs,rothp} "$img/fs"
 
-# The files the tests expect on every disk file system.
-for f in ${DISK_FILES:-textprog}; do
+# The programs the tests expect on every disk file system.
+for f in $(make -s -C "$ROTHP_TOP/selftests" OUTPUT="$out" print-disk-progs); do
 	cp "$out/$f" "$img/fs/$f"
 done
 
@@ -40,6 +40,12 @@ while read -r _ _ bin _; do
 	[ -n "$bin" ] && cp "$out/$bin" "$img/root/rothp/"
 done < <(grep -vE '^[[:space:]]*(#|$)' "$ROTHP_TOP/selftests/tests.list")
 cp "$out"/textprog "$img/root/rothp/"
+# The dynamically linked test programs run with the host's ld.so and libc.
+for lib in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6; do
+	[ -e "$lib" ] || die "$lib missing: the dynamic PIE tests need it"
+	mkdir -p "$img/root$(dirname "$lib")"
+	cp -L "$lib" "$img/root$lib"
+done
 (cd "$img/root" && find . -print0 | sort -z |
 	cpio --quiet -o -0 -H newc -R 0:0) >"$img/initramfs.cpio.new"
 mv "$img/initramfs.cpio.new" "$img/initramfs.cpio"

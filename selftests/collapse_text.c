@@ -16,26 +16,6 @@
 /* TEXT_PAGES (4096) stubs of 4 KiB: at least 8 aligned 2 MiB blocks. */
 #define MIN_BLOCKS	8
 
-/* Check contents and execution of a textprog; two results. */
-static void check_sum_and_run(struct textproc *tp, const char *who)
-{
-	uint64_t memsum = 0, filesum = 1;
-	long calls = 0;
-	int ok;
-
-	if (textproc_sum(tp, &memsum, &filesum))
-		ksft_print_msg("%s: no sum reply\n", who);
-	else if (memsum != filesum)
-		ksft_print_msg("%s: memory hash %llx, file hash %llx\n", who,
-			       (unsigned long long)memsum, (unsigned long long)filesum);
-	ksft_test_result(memsum == filesum, "%s: text in memory matches the file\n", who);
-
-	ok = textproc_run(tp, &calls);
-	if (ok != 1)
-		ksft_print_msg("%s: run reply %d after %ld calls\n", who, ok, calls);
-	ksft_test_result(ok == 1, "%s: every stub returns its index\n", who);
-}
-
 int main(int argc, char **argv)
 {
 	char prog[PATH_MAX];
@@ -70,7 +50,7 @@ int main(int argc, char **argv)
 		       eligible * (long)ROTHP_PMD_SIZE / 1024);
 	ksft_test_result(eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE,
 			 "collapse: every eligible block is PMD-mapped after MADV_COLLAPSE\n");
-	check_sum_and_run(&first, "collapse");
+	textproc_check_sum_and_run(&first, "collapse");
 
 	/*
 	 * Second process, no madvise: the page cache now holds PMD-sized folios,
@@ -87,7 +67,7 @@ int main(int argc, char **argv)
 			 "refault: second process PMD-maps every eligible block at fault\n");
 	if (ok != 1)
 		ksft_print_msg("refault: first run reply %d\n", ok);
-	check_sum_and_run(&second, "refault");
+	textproc_check_sum_and_run(&second, "refault");
 
 	stop1 = textproc_stop(&first);
 	stop2 = textproc_stop(&second);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Helpers shared by the rothp kselftests and textprog: /proc parsing,
- * eligibility of 2 MiB blocks, THP sysfs settings, page cache control,
- * checksums, and driving a textprog child over pipes.
+ * eligibility of 2 MiB blocks, THP sysfs settings and sysctls, page cache
+ * control, checksums, driving a textprog child over pipes, and where the ELF
+ * loader puts a program's text.
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -36,6 +38,7 @@
 #endif
 
 #define THP_SYSFS		"/sys/kernel/mm/transparent_hugepage/"
+#define SYSCTL_DIR		"/proc/sys/"
 #define DROP_CACHES		"/proc/sys/vm/drop_caches"
 #define IO_CHUNK		(1UL << 20)
 
@@ -538,13 +541,12 @@ int rothp_thp_read_str(const char *knob, char *buf, size_t len)
 	return 0;
 }
 
-int rothp_thp_set_str(const char *knob, const char *val)
+/* Write val to a sysfs or procfs file, saying why if it fails. */
+static int write_text(const char *path, const char *val)
 {
-	char path[PATH_MAX];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), THP_SYSFS "%s", knob);
 	fd = open(path, O_WRONLY);
 	if (fd < 0) {
 		ksft_print_msg("open %s: %s\n", path, strerror(errno));
@@ -559,6 +561,14 @@ int rothp_thp_set_str(const char *knob, const char *val)
 	}
 	close(fd);
 	return 0;
+}
+
+int rothp_thp_set_str(const char *knob, const char *val)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), THP_SYSFS "%s", knob);
+	return write_text(path, val);
 }
 
 int rothp_thp_set_num(const char *knob, unsigned long val)
@@ -596,18 +606,38 @@ void rothp_thp_restore(void)
 		rothp_thp_set_str(thp_knobs[i], thp_saved[i]);
 }
 
-static void thp_restore_signal(int sig)
+/* Everything saved is restored at exit and on SIGINT/SIGTERM. */
+static void restore_all(void)
 {
+	rothp_sysctl_restore();
 	rothp_thp_restore();
+}
+
+static void restore_signal(int sig)
+{
+	restore_all();
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+static void register_restore(void)
+{
+	static bool registered;
+	struct sigaction sa;
+
+	if (registered)
+		return;
+	registered = true;
+	atexit(restore_all);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = restore_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 }
 
 /* Save the THP settings; they are restored at exit and on SIGINT/SIGTERM. */
 int rothp_thp_save(void)
 {
-	static bool registered;
-	struct sigaction sa;
 	size_t i;
 
 	for (i = 0; i < NR_THP_KNOBS; i++) {
@@ -618,14 +648,72 @@ int rothp_thp_save(void)
 		}
 	}
 	thp_saved_valid = 1;
-	if (registered)
-		return 0;
-	registered = true;
-	atexit(rothp_thp_restore);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = thp_restore_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	register_restore();
+	return 0;
+}
+
+/* Read a numeric sysctl, name relative to /proc/sys; -1 if it is not there. */
+int rothp_sysctl_read(const char *name, long *val)
+{
+	char path[PATH_MAX], buf[64], *end;
+
+	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
+	if (read_text(path, buf, sizeof(buf)))
+		return -1;
+	errno = 0;
+	*val = strtol(buf, &end, 10);
+	if (errno || end == buf || *end) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+int rothp_sysctl_write(const char *name, long val)
+{
+	char path[PATH_MAX], buf[32];
+
+	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
+	snprintf(buf, sizeof(buf), "%ld", val);
+	return write_text(path, buf);
+}
+
+#define NR_SYSCTL_SAVED	4
+
+static struct {
+	char name[64];
+	long val;
+} sysctl_saved[NR_SYSCTL_SAVED];
+static volatile sig_atomic_t nr_sysctl_saved;
+
+/* Restore the saved sysctls, the last saved first. */
+void rothp_sysctl_restore(void)
+{
+	while (nr_sysctl_saved > 0) {
+		nr_sysctl_saved--;
+		rothp_sysctl_write(sysctl_saved[nr_sysctl_saved].name,
+				   sysctl_saved[nr_sysctl_saved].val);
+	}
+}
+
+/* Save a numeric sysctl; it is restored at exit and on SIGINT/SIGTERM. */
+int rothp_sysctl_save(const char *name)
+{
+	int i = nr_sysctl_saved;
+	long val;
+
+	if (i >= NR_SYSCTL_SAVED || strlen(name) >= sizeof(sysctl_saved[i].name)) {
+		ksft_print_msg("cannot save sysctl %s: no room\n", name);
+		return -1;
+	}
+	if (rothp_sysctl_read(name, &val)) {
+		ksft_print_msg("cannot read %s%s: %s\n", SYSCTL_DIR, name, strerror(errno));
+		return -1;
+	}
+	snprintf(sysctl_saved[i].name, sizeof(sysctl_saved[i].name), "%s", name);
+	sysctl_saved[i].val = val;
+	nr_sysctl_saved = i + 1;
+	register_restore();
 	return 0;
 }
 
@@ -776,6 +864,29 @@ long textproc_eligible(struct textproc *tp)
 	return rothp_vma_eligible_blocks(&vma);
 }
 
+/*
+ * Check a textprog's contents and execution: *sum_ok if its stubs in memory
+ * hash as the file does, *run_ok if every stub returns its index.
+ */
+void textproc_sum_and_run(struct textproc *tp, const char *who, bool *sum_ok, bool *run_ok)
+{
+	uint64_t memsum = 0, filesum = 1;
+	long calls = 0;
+	int ok;
+
+	if (textproc_sum(tp, &memsum, &filesum))
+		ksft_print_msg("%s: no sum reply\n", who);
+	else if (memsum != filesum)
+		ksft_print_msg("%s: memory hash %llx, file hash %llx\n", who,
+			       (unsigned long long)memsum, (unsigned long long)filesum);
+	*sum_ok = memsum == filesum;
+
+	ok = textproc_run(tp, &calls);
+	if (ok != 1)
+		ksft_print_msg("%s: run reply %d after %ld calls\n", who, ok, calls);
+	*run_ok = ok == 1;
+}
+
 /* Ask textprog to exit and reap it: 0 if it exited with status 0. */
 int textproc_stop(struct textproc *tp)
 {
@@ -815,6 +926,157 @@ int textproc_stop(struct textproc *tp)
 	else if (WIFSIGNALED(status))
 		ksft_print_msg("textprog killed by signal %d\n", WTERMSIG(status));
 	return -1;
+}
+
+/*
+ * Read the ELF header and program headers of a 64-bit executable. Fails
+ * (ENOEXEC) unless it has an executable, not writable PT_LOAD: its text.
+ */
+int rothp_elf_read(const char *path, struct rothp_elf *elf)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd, i, ret = -1;
+
+	memset(elf, 0, sizeof(*elf));
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	errno = ENOEXEC;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(ph))
+		goto out;
+	elf->type = eh.e_type;
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) != sizeof(ph)) {
+			errno = ENOEXEC;
+			goto out;
+		}
+		if (ph.p_type == PT_INTERP)
+			elf->interp = true;
+		if (ph.p_type != PT_LOAD)
+			continue;
+		if (!elf->nr_load++)
+			elf->first_vaddr = ph.p_vaddr;
+		if (ph.p_align > elf->max_align)
+			elf->max_align = ph.p_align;
+		if ((ph.p_flags & (PF_X | PF_W)) != PF_X || elf->nr_text++)
+			continue;
+		elf->text_vaddr = ph.p_vaddr;
+		elf->text_offset = ph.p_offset;
+		elf->text_filesz = ph.p_filesz;
+		elf->text_align = ph.p_align;
+	}
+	errno = ENOEXEC;
+	if (elf->nr_text)
+		ret = 0;
+out:
+	close(fd);
+	return ret;
+}
+
+/* Is the text's p_vaddr congruent to its p_offset modulo 2 MiB? */
+bool rothp_elf_text_congruent(const struct rothp_elf *elf)
+{
+	return !((elf->text_vaddr - elf->text_offset) % ROTHP_PMD_SIZE);
+}
+
+/* Whole 2 MiB-aligned blocks of addresses in p_vaddr..p_vaddr+p_filesz of the text. */
+long rothp_elf_text_blocks(const struct rothp_elf *elf)
+{
+	unsigned long start = ROTHP_ALIGN_UP(elf->text_vaddr, ROTHP_PMD_SIZE);
+	unsigned long end = ROTHP_ALIGN_DOWN(elf->text_vaddr + elf->text_filesz, ROTHP_PMD_SIZE);
+
+	return end > start ? (end - start) / ROTHP_PMD_SIZE : 0;
+}
+
+/* Count one run's text VMA into pl; starts holds the earlier runs' starts. */
+static void placement_add(struct rothp_placement *pl, const struct rothp_elf *elf,
+			  const struct rothp_vma *vma, long eligible, bool ok,
+			  const unsigned long *starts)
+{
+	unsigned long bias = vma->start - ROTHP_ALIGN_DOWN(elf->text_vaddr, ROTHP_PAGE_SIZE);
+	int i;
+
+	pl->ran_ok += ok;
+	pl->congruent += !((vma->start - vma->offset) % ROTHP_PMD_SIZE);
+	pl->bias_aligned += !(bias % ROTHP_PMD_SIZE);
+	pl->at_vaddr += !bias;
+	pl->with_blocks += eligible > 0;
+	if (!pl->runs || eligible < pl->eligible_min)
+		pl->eligible_min = eligible;
+	for (i = 0; i < pl->runs && starts[i] != vma->start; i++)
+		;
+	pl->distinct += i == pl->runs;
+	pl->runs++;
+}
+
+/*
+ * Start path once with "none", find its text VMA, count its eligible blocks,
+ * run every stub and stop it. 0 if all that could be done; *ok says whether
+ * the stubs ran right and it exited with status 0.
+ */
+static int sample_one(const char *path, struct rothp_vma *vma, long *eligible, bool *ok)
+{
+	struct textproc tp;
+	long calls;
+	int ran;
+
+	if (textproc_start(&tp, path, "none")) {
+		ksft_print_msg("%s: cannot start it\n", path);
+		return -1;
+	}
+	if (rothp_find_vma(tp.pid, tp.start, vma)) {
+		ksft_print_msg("%s: no VMA at %#lx\n", path, tp.start);
+		textproc_stop(&tp);
+		return -1;
+	}
+	*eligible = rothp_vma_eligible_blocks(vma);
+	ran = textproc_run(&tp, &calls);
+	if (ran != 1)
+		ksft_print_msg("%s: run reply %d after %ld calls\n", path, ran, calls);
+	*ok = ran == 1;
+	if (textproc_stop(&tp))
+		*ok = false;
+	if (*eligible < 0) {
+		ksft_print_msg("%s: cannot count the eligible blocks of %s\n", path, vma->path);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Start the textprog variant at path runs times and record where its text
+ * was (elf holds its program headers). Returns 0 when every run could be
+ * looked at; pl counts the runs that were either way.
+ */
+int rothp_sample_placement(const char *path, const struct rothp_elf *elf, int runs,
+			   struct rothp_placement *pl)
+{
+	unsigned long starts[ROTHP_MAX_RUNS];
+	struct rothp_vma vma;
+	long eligible;
+	bool ok;
+
+	memset(pl, 0, sizeof(*pl));
+	pl->eligible_min = -1;
+	if (runs > ROTHP_MAX_RUNS)
+		runs = ROTHP_MAX_RUNS;
+	while (pl->runs < runs) {
+		if (sample_one(path, &vma, &eligible, &ok))
+			return -1;
+		ksft_print_msg("%s run %d: text %#lx-%#lx offset %#lx, %ld eligible%s\n", path,
+			       pl->runs + 1, vma.start, vma.end, vma.offset, eligible,
+			       ok ? "" : ", did not run right");
+		placement_add(pl, elf, &vma, eligible, ok, starts);
+		starts[pl->runs - 1] = vma.start;
+	}
+	ksft_print_msg("%s: %d runs, %d distinct, %d ran right, %d 2 MiB-congruent\n", path,
+		       pl->runs, pl->distinct, pl->ran_ok, pl->congruent);
+	ksft_print_msg("%s: load bias 2 MiB-aligned in %d, 0 in %d; eligible blocks in %d, min %ld\n",
+		       path, pl->bias_aligned, pl->at_vaddr, pl->with_blocks, pl->eligible_min);
+	return 0;
 }
 
 const char *rothp_test_init(int argc, char **argv, char *prog, size_t len)

@@ -41,6 +41,35 @@ struct rothp_vma {
 	char path[PATH_MAX];
 };
 
+/* What the ELF loader reads of a program: its type, PT_INTERP and text. */
+struct rothp_elf {
+	unsigned int type;		/* e_type: ET_EXEC, ET_DYN */
+	bool interp;			/* it has a PT_INTERP */
+	int nr_load;			/* PT_LOAD headers */
+	unsigned long first_vaddr;	/* p_vaddr of the first PT_LOAD */
+	unsigned long max_align;	/* largest p_align of a PT_LOAD */
+	int nr_text;			/* executable, not writable PT_LOADs */
+	unsigned long text_vaddr;	/* p_vaddr, p_offset, p_filesz and p_align */
+	unsigned long text_offset;	/* of the first of those */
+	unsigned long text_filesz;
+	unsigned long text_align;
+};
+
+/* Most runs rothp_sample_placement() takes. */
+#define ROTHP_MAX_RUNS		64
+
+/* Where the kernel put a program's text in a number of runs. */
+struct rothp_placement {
+	int runs;		/* runs that started and were looked at */
+	int ran_ok;		/* ... in which every stub ran and it exited 0 */
+	int congruent;		/* ... with text start - file offset 2 MiB-aligned */
+	int bias_aligned;	/* ... with a 2 MiB-aligned load bias */
+	int at_vaddr;		/* ... with the text at its own p_vaddr (bias 0) */
+	int with_blocks;	/* ... with at least one eligible 2 MiB block */
+	long eligible_min;	/* fewest eligible 2 MiB blocks in a run */
+	int distinct;		/* different text start addresses */
+};
+
 /* A running textprog, talked to over two pipes. */
 struct textproc {
 	pid_t pid;
@@ -80,6 +109,12 @@ unsigned long rothp_hpage_pmd_size(void);
 int rothp_kconfig(const char *name, char *src, size_t srclen);
 const char *rothp_fs_name(const char *path, int *large_folios);
 
+/* sysctls under /proc/sys, e.g. "fs/elf_text_thp_align". */
+int rothp_sysctl_read(const char *name, long *val);
+int rothp_sysctl_write(const char *name, long val);
+int rothp_sysctl_save(const char *name);
+void rothp_sysctl_restore(void);
+
 /* THP sysfs settings. */
 int rothp_thp_read_str(const char *knob, char *buf, size_t len);
 int rothp_thp_set_str(const char *knob, const char *val);
@@ -95,6 +130,39 @@ int textproc_run(struct textproc *tp, long *calls);
 int textproc_sum(struct textproc *tp, uint64_t *memsum, uint64_t *filesum);
 int textproc_stop(struct textproc *tp);
 long textproc_eligible(struct textproc *tp);
+void textproc_sum_and_run(struct textproc *tp, const char *who, bool *sum_ok, bool *run_ok);
+
+/* ELF program headers, and where the kernel loads them. */
+int rothp_elf_read(const char *path, struct rothp_elf *elf);
+bool rothp_elf_text_congruent(const struct rothp_elf *elf);
+long rothp_elf_text_blocks(const struct rothp_elf *elf);
+int rothp_sample_placement(const char *path, const struct rothp_elf *elf, int runs,
+			   struct rothp_placement *pl);
+
+/*
+ * Results. These are macros, not functions here, because kselftest.h keeps
+ * its counters in each file that includes it: they must count in the test's.
+ */
+
+/* Skipped, naming the case and the reason skip, unless skip is NULL. */
+#define rothp_result(skip, pass, fmt, ...) do {				\
+	const char *__skip = (skip);					\
+									\
+	if (__skip)							\
+		ksft_test_result_skip(fmt ": %s\n", ##__VA_ARGS__, __skip);	\
+	else								\
+		ksft_test_result(pass, fmt "\n", ##__VA_ARGS__);	\
+} while (0)
+
+/* Two results: the text in memory matches the file; every stub runs. */
+#define textproc_check_sum_and_run(tp, who) do {			\
+	const char *__who = (who);					\
+	bool __sum_ok, __run_ok;					\
+									\
+	textproc_sum_and_run(tp, __who, &__sum_ok, &__run_ok);		\
+	ksft_test_result(__sum_ok, "%s: text in memory matches the file\n", __who); \
+	ksft_test_result(__run_ok, "%s: every stub returns its index\n", __who); \
+} while (0)
 
 /*
  * Common start of every test binary: KTAP header, argument and environment

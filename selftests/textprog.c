@@ -2,7 +2,9 @@
 /*
  * textprog: a static executable with TEXT_PAGES pages of code (textprog_blob.S),
  * linked so that its text is 2 MiB-congruent, for the rothp tests to turn
- * into read-only file THPs.
+ * into read-only file THPs. The same source, built with a smaller TEXT_PAGES
+ * and BLOB_ALIGN, makes the PIE and static-PIE variants of the Makefile that
+ * the elf_align test starts to see where the ELF loader puts their text.
  *
  *   textprog none|collapse|hugepage   do that to the text, print
  *       "ready <start> <end> <rc> <errno>", then serve commands on stdin:
@@ -29,9 +31,15 @@
 #ifndef TEXT_PAGES
 #define TEXT_PAGES 4096
 #endif
+#ifndef BLOB_ALIGN
+#define BLOB_ALIGN 0x200000
+#endif
 
-#if TEXT_PAGES % 512
-#error "TEXT_PAGES must be a multiple of 512 (whole 2 MiB blocks)"
+#if BLOB_ALIGN == 0x200000 && TEXT_PAGES % 512
+#error "a 2 MiB-aligned blob needs TEXT_PAGES a multiple of 512 (whole 2 MiB blocks)"
+#endif
+#if BLOB_ALIGN % 4096 || BLOB_ALIGN > 0x200000
+#error "BLOB_ALIGN must be a multiple of 4096, at most 2 MiB"
 #endif
 
 #define STUB_SIZE	4096UL
@@ -78,7 +86,7 @@ static int find_text(struct rothp_vma *vma)
 			vma->start, vma->end, vma->perms, vma->path);
 		return -1;
 	}
-	if (blob % ROTHP_PMD_SIZE || (unsigned long)(rothp_blob_end - rothp_blob_start) !=
+	if (blob % BLOB_ALIGN || (unsigned long)(rothp_blob_end - rothp_blob_start) !=
 	    BLOB_SIZE) {
 		fprintf(stderr, "textprog: blob %#lx size %#lx is not as built\n", blob,
 			(unsigned long)(rothp_blob_end - rothp_blob_start));

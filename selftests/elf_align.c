@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * elf_align <dir>: where the ELF loader puts the text of the textprog
+ * variants on <dir>, each started RUNS times.
+ *
+ * 6.12's load_elf_binary() (fs/binfmt_elf.c) gives a PIE with PT_INTERP a
+ * load bias of ELF_ET_DYN_BASE plus arch_mmap_rnd(), a random number of
+ * 4 KiB pages, aligned only to the largest p_align of its PT_LOADs
+ * (maximum_alignment()). With the 4 KiB p_align that ld gives by default,
+ * its text is 2 MiB-congruent (vaddr - file offset a multiple of 2 MiB) in
+ * one run of 512, so it can never be a read-only file THP. With the rothp
+ * series and fs.elf_text_thp_align=1 (its default), a PIE whose R+X
+ * PT_LOAD is congruent in the file and holds a whole 2 MiB block gets a
+ * bias aligned to 2 MiB, still random above bit 21; everything else loads
+ * as on 6.12:
+ *
+ *  - pieprog (6 MiB of text): congruent with eligible blocks in every run,
+ *    still randomised, and MADV_COLLAPSE then PMD-maps each block;
+ *  - pieprog with fs.elf_text_thp_align=0 or THP enabled=never, and
+ *    pieprog_small (no whole 2 MiB block): not congruent in every run;
+ *  - pieprog_skew (text not congruent in the file): bias not always
+ *    2 MiB-aligned; its text is congruent, by the 6.12 chance, rarely;
+ *  - textprog_spie, a static PIE (no PT_INTERP): load bias 0, so elf_map()
+ *    lets get_unmapped_area() choose, and thp_get_unmapped_area() (ext4 and
+ *    XFS) makes it congruent in every run, on 6.12 already;
+ *  - textprog (ET_EXEC): at its own p_vaddr every time.
+ *
+ * A kernel without the sysctl is taken for baseline 6.12: the checks of
+ * what the series adds are skipped, saying so, and the rest still run.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kselftest.h"
+#include "rothp_util.h"
+
+#define KNOB		"fs/elf_text_thp_align"
+#define RUNS		12
+/* RUNS load biases with 19 random bits or more: this many must differ. */
+#define MIN_DISTINCT	10
+/*
+ * pieprog_skew's text is congruent when 6.12's 4 KiB-granular bias happens
+ * to make it so, 1 run in 512: allow one such run of RUNS, which makes a
+ * false failure 1 in 4000 or so; no run at all would be 1 in 40.
+ */
+#define SKEW_MAX_CONGRUENT	1
+#define NR_PLAN		14
+
+enum { PIE, PIE_SMALL, PIE_SKEW, SPIE, EXEC, NR_PROGS };
+
+/* A textprog variant on <dir> and what it was built to be. */
+struct prog {
+	const char *name;
+	unsigned int type;	/* e_type */
+	bool interp;		/* has PT_INTERP */
+	bool congruent;		/* R+X p_vaddr and p_offset congruent mod 2 MiB */
+	bool blocks;		/* a whole 2 MiB block fits in its R+X p_filesz */
+	char path[PATH_MAX];
+	struct rothp_elf elf;
+};
+
+static struct prog progs[NR_PROGS] = {
+	[PIE]		= { "pieprog",		ET_DYN,  true,  true,  true },
+	[PIE_SMALL]	= { "pieprog_small",	ET_DYN,  true,  true,  false },
+	[PIE_SKEW]	= { "pieprog_skew",	ET_DYN,  true,  false, true },
+	[SPIE]		= { "textprog_spie",	ET_DYN,  false, true,  true },
+	[EXEC]		= { "textprog",		ET_EXEC, false, true,  true },
+};
+
+static const char *no_knob = "kernel lacks /proc/sys/" KNOB " (baseline 6.12)";
+static bool have_knob;
+static bool aslr;
+
+/* Read a variant's program headers; exit failing unless it is as built. */
+static void prog_init(struct prog *p, const char *dir)
+{
+	struct rothp_elf *e = &p->elf;
+	bool congruent;
+	long blocks;
+
+	if (snprintf(p->path, sizeof(p->path), "%s/%s", dir, p->name) >= (int)sizeof(p->path))
+		ksft_exit_fail_msg("path too long: %s\n", dir);
+	if (rothp_elf_read(p->path, e))
+		ksft_exit_fail_msg("%s: %s\n", p->path, strerror(errno));
+	congruent = rothp_elf_text_congruent(e);
+	blocks = rothp_elf_text_blocks(e);
+	ksft_print_msg("%s: e_type %u, %s PT_INTERP, R+X p_align %#lx, largest p_align %#lx\n",
+		       p->name, e->type, e->interp ? "with" : "no", e->text_align, e->max_align);
+	ksft_print_msg("%s: R+X vaddr %#lx offset %#lx filesz %#lx, %scongruent, %ld blocks\n",
+		       p->name, e->text_vaddr, e->text_offset, e->text_filesz,
+		       congruent ? "" : "not ", blocks);
+	if (e->type != p->type || e->interp != p->interp || e->nr_text != 1 ||
+	    congruent != p->congruent || !!blocks != p->blocks ||
+	    (e->type == ET_DYN && (e->max_align > ROTHP_PAGE_SIZE ||
+				   e->first_vaddr % ROTHP_PMD_SIZE)))
+		ksft_exit_fail_msg("%s is not linked as the Makefile makes it\n", p->path);
+}
+
+/* Every run looked at, every stub ran right in each, each exited 0. */
+static bool all_ran(const struct rothp_placement *pl)
+{
+	return pl->runs == RUNS && pl->ran_ok == RUNS;
+}
+
+/* 6.12's placement: the text is not congruent in every run. */
+static bool not_all_congruent(const struct rothp_placement *pl)
+{
+	return all_ran(pl) && pl->congruent < RUNS;
+}
+
+static void sample(int id, struct rothp_placement *pl)
+{
+	rothp_sample_placement(progs[id].path, &progs[id].elf, RUNS, pl);
+}
+
+/* pieprog as the system runs it: aligned by the series, still random. */
+static void test_default(struct rothp_placement *pl)
+{
+	sample(PIE, pl);
+	rothp_result(have_knob ? NULL : no_knob,
+		     all_ran(pl) && pl->congruent == RUNS && pl->eligible_min >= 1,
+		     "pieprog: text 2 MiB-congruent with an eligible block in all %d runs", RUNS);
+	rothp_result(aslr ? NULL : "ASLR is off (kernel.randomize_va_space is 0)",
+		     all_ran(pl) && pl->distinct >= MIN_DISTINCT,
+		     "pieprog: load address randomised, at least %d of %d runs distinct",
+		     MIN_DISTINCT, RUNS);
+}
+
+static const char * const collapse_cases[] = {
+	"MADV_COLLAPSE of the text returns 0",
+	"every eligible block is PMD-mapped",
+	"text in memory matches the file",	/* as textproc_check_sum_and_run() */
+	"every stub returns its index",		/* names them */
+};
+
+/* Four results, all skipped with skip, or all failed if skip is NULL. */
+static void collapse_not_done(const char *who, const char *skip)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(collapse_cases); i++)
+		rothp_result(skip, false, "%s: %s", who, collapse_cases[i]);
+}
+
+/* pieprog collapsing its own text: all its eligible blocks become PMDs. */
+static void test_collapse(void)
+{
+	const char *who = "pieprog collapse";
+	struct textproc tp;
+	long eligible, pmd;
+
+	if (!have_knob) {
+		collapse_not_done(who, "kernel lacks /proc/sys/" KNOB
+				  " (baseline 6.12): text not congruent, nothing to collapse");
+		return;
+	}
+	if (textproc_start(&tp, progs[PIE].path, "collapse")) {
+		ksft_print_msg("cannot start %s collapse\n", progs[PIE].path);
+		collapse_not_done(who, NULL);
+		return;
+	}
+	if (tp.action_rc)
+		ksft_print_msg("%s: MADV_COLLAPSE rc %d, %s\n", who, tp.action_rc,
+			       strerror(tp.action_errno));
+	ksft_test_result(!tp.action_rc, "%s: %s\n", who, collapse_cases[0]);
+
+	eligible = textproc_eligible(&tp);
+	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
+	ksft_print_msg("%s: text %#lx-%#lx, %ld eligible blocks, FilePmdMapped %ld kB\n", who,
+		       tp.start, tp.end, eligible, pmd / 1024);
+	ksft_test_result(eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE, "%s: %s\n",
+			 who, collapse_cases[1]);
+	textproc_check_sum_and_run(&tp, who);
+	if (textproc_stop(&tp))
+		ksft_print_msg("%s: it did not exit cleanly\n", who);
+}
+
+/*
+ * pieprog with the sysctl at 0 loads as on 6.12. Without the sysctl, the
+ * default placement (sampled by test_default()) is 6.12's.
+ */
+static void test_knob_off(const struct rothp_placement *dflt)
+{
+	struct rothp_placement off = { 0 };
+	const struct rothp_placement *pl = dflt;
+
+	if (have_knob) {
+		if (!rothp_sysctl_write(KNOB, 0))
+			sample(PIE, &off);
+		if (rothp_sysctl_write(KNOB, 1))
+			ksft_exit_fail_msg("cannot set %s back to 1\n", KNOB);
+		pl = &off;
+	} else {
+		ksft_print_msg("%s: the default placement above is 6.12's\n", no_knob);
+	}
+	ksft_test_result(not_all_congruent(pl),
+			 "pieprog with %s 0 or absent: not 2 MiB-congruent in all %d runs\n",
+			 KNOB, RUNS);
+}
+
+/* pieprog with THP enabled=never loads as on 6.12. */
+static void test_thp_never(void)
+{
+	struct rothp_placement pl = { 0 };
+	char mode[64];
+
+	if (rothp_thp_read_str("enabled", mode, sizeof(mode))) {
+		ksft_print_msg("cannot read THP enabled: %s\n", strerror(errno));
+	} else if (!rothp_thp_set_str("enabled", "never")) {
+		sample(PIE, &pl);
+		if (rothp_thp_set_str("enabled", mode))
+			ksft_exit_fail_msg("cannot set THP enabled back to %s\n", mode);
+	}
+	ksft_test_result(not_all_congruent(&pl),
+			 "pieprog with THP enabled=never: not 2 MiB-congruent in all %d runs\n",
+			 RUNS);
+}
+
+/* A PIE with no whole 2 MiB block of text loads as on 6.12. */
+static void test_small(void)
+{
+	struct rothp_placement pl;
+
+	sample(PIE_SMALL, &pl);
+	ksft_test_result(not_all_congruent(&pl),
+			 "pieprog_small: not 2 MiB-congruent in all %d runs\n", RUNS);
+}
+
+/* A PIE whose text is not congruent in the file loads as on 6.12. */
+static void test_skew(void)
+{
+	struct rothp_placement pl;
+
+	sample(PIE_SKEW, &pl);
+	ksft_test_result(pl.runs == RUNS && pl.bias_aligned < RUNS,
+			 "pieprog_skew: load bias not 2 MiB-aligned in all %d runs\n", RUNS);
+	ksft_test_result(pl.runs == RUNS && pl.with_blocks <= SKEW_MAX_CONGRUENT,
+			 "pieprog_skew: eligible 2 MiB blocks in at most %d of %d runs\n",
+			 SKEW_MAX_CONGRUENT, RUNS);
+	ksft_test_result(all_ran(&pl),
+			 "pieprog_skew: every stub returns its index in all %d runs\n", RUNS);
+}
+
+/* A static PIE is placed by get_unmapped_area(), 2 MiB-congruent. */
+static void test_static_pie(void)
+{
+	struct rothp_placement pl;
+
+	sample(SPIE, &pl);
+	ksft_test_result(all_ran(&pl) && pl.congruent == RUNS,
+			 "textprog_spie: text 2 MiB-congruent in all %d runs\n", RUNS);
+}
+
+/* An ET_EXEC is where it was linked. */
+static void test_exec(void)
+{
+	struct rothp_placement pl;
+
+	sample(EXEC, &pl);
+	ksft_test_result(all_ran(&pl) && pl.at_vaddr == RUNS,
+			 "textprog: text at its p_vaddr %#lx in all %d runs\n",
+			 ROTHP_ALIGN_DOWN(progs[EXEC].elf.text_vaddr, ROTHP_PAGE_SIZE), RUNS);
+}
+
+/* Turn the series' alignment on if the kernel has it; say if it has not. */
+static void knob_init(void)
+{
+	long val;
+
+	if (rothp_sysctl_read(KNOB, &val)) {
+		if (errno != ENOENT)
+			ksft_exit_fail_msg("cannot read /proc/sys/%s: %s\n", KNOB,
+					   strerror(errno));
+		ksft_print_msg("%s\n", no_knob);
+		return;
+	}
+	have_knob = true;
+	ksft_print_msg("%s is %ld, set to 1 for the test\n", KNOB, val);
+	if (rothp_sysctl_save(KNOB) || rothp_sysctl_write(KNOB, 1))
+		ksft_exit_fail_msg("cannot set %s to 1\n", KNOB);
+}
+
+/* THP on: the series aligns with enabled=always or madvise, not never. */
+static void thp_init(void)
+{
+	char mode[64];
+
+	if (rothp_thp_save() || rothp_thp_read_str("enabled", mode, sizeof(mode)))
+		ksft_exit_fail_msg("cannot read the THP settings\n");
+	ksft_print_msg("THP enabled=%s\n", mode);
+	if (!strcmp(mode, "never") && rothp_thp_set_str("enabled", "madvise"))
+		ksft_exit_fail_msg("cannot set THP enabled=madvise\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct rothp_placement dflt;
+	char prog[PATH_MAX];
+	const char *dir;
+	long val;
+	int i;
+
+	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
+	ksft_set_plan(NR_PLAN);
+	for (i = 0; i < NR_PROGS; i++)
+		prog_init(&progs[i], dir);
+	aslr = rothp_sysctl_read("kernel/randomize_va_space", &val) || val;
+	knob_init();
+	thp_init();
+
+	test_default(&dflt);
+	test_collapse();
+	test_knob_off(&dflt);
+	test_thp_never();
+	test_small();
+	test_skew();
+	test_static_pie();
+	test_exec();
+	ksft_finished();
+}
