@@ -16,7 +16,7 @@ demo_flavour = $(if $(filter 1 yes y,$(DEBUG)),debug,)
 check_name = $(KERNEL)$(if $(check_flavour),-$(check_flavour))
 demo_name = $(KERNEL)$(if $(demo_flavour),-$(demo_flavour))
 
-.PHONY: help deps fetch apply build image check demo series-export series-check \
+.PHONY: help deps fetch apply build image check demo bench series-export series-check \
 	series-status clean distclean
 
 help:
@@ -26,6 +26,8 @@ help:
 	@echo '  make check           build if needed, boot the patched debug kernel, run all'
 	@echo '                       kselftests; last line: N passed, N failed, N skipped'
 	@echo '  make check KERNEL=baseline   the same tests on pristine 6.12'
+	@echo '  make bench           baseline and patched measured in one run:'
+	@echo '                       results/bench.json, results/bench.md'
 	@echo '  make deps | fetch | apply | build | image    the single stages'
 	@echo '  make series-export   tree commits -> patches/ (format-patch, series file)'
 	@echo '  make series-check    checkpatch --strict and a build of every patch in order'
@@ -60,6 +62,9 @@ demo: apply
 	@$(S)/image.sh
 	@$(S)/boot.sh $(demo_name) demo results/demo-$(demo_name) || true
 	@$(S)/show-demo.sh results/demo-$(demo_name)
+
+bench: apply
+	@$(S)/bench.sh
 
 series-export:
 	@$(S)/export-series.sh

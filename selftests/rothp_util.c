@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -406,6 +408,53 @@ int rothp_drop_caches(void)
 	return ret;
 }
 
+/* Is b the start of stub i of textprog? */
+static bool is_stub(const unsigned char *b, uint32_t i)
+{
+	uint32_t imm;
+
+	memcpy(&imm, b + ROTHP_STUB_IMM, sizeof(imm));
+	return b[0] == 0xb8 && imm == i && b[ROTHP_STUB_IMM + sizeof(imm)] == 0xc3;
+}
+
+/*
+ * Find textprog's stubs in the file fd: the longest run of 4 KiB pages, at
+ * 4 KiB-aligned file offsets, whose starts are stubs 0, 1, 2, ... It needs
+ * no symbol table, so it works on a stripped copy too. Returns the number of
+ * stubs, with *off the file offset of stub 0; 0 if there is none, -1 on a
+ * read error.
+ */
+long rothp_find_stubs(int fd, off_t *off)
+{
+	unsigned char *buf = malloc(IO_CHUNK);
+	off_t pos = 0, run_start = 0;
+	long run = 0, best = 0;
+	size_t i;
+	ssize_t n;
+
+	if (!buf)
+		return -1;
+	while ((n = pread(fd, buf, IO_CHUNK, pos)) > 0) {
+		for (i = 0; i + ROTHP_STUB_IMM + 5 <= (size_t)n; i += ROTHP_STUB_SIZE) {
+			if (run && is_stub(buf + i, run)) {
+				run++;
+			} else if (is_stub(buf + i, 0)) {
+				run_start = pos + i;
+				run = 1;
+			} else {
+				run = 0;
+			}
+			if (run > best) {
+				best = run;
+				*off = run_start;
+			}
+		}
+		pos += n;
+	}
+	free(buf);
+	return n < 0 ? -1 : best;
+}
+
 static int read_text(const char *path, char *buf, size_t len)
 {
 	ssize_t n;
@@ -522,6 +571,61 @@ const char *rothp_fs_name(const char *path, int *large_folios)
 	return "other";
 }
 
+/*
+ * Read a /proc/vmstat counter: 0 with *val set, or -1 with errno ENOENT if
+ * this kernel has no such counter.
+ */
+int rothp_vmstat(const char *name, long *val)
+{
+	size_t nlen = strlen(name);
+	char line[256];
+	int ret = -1;
+	FILE *fp;
+
+	fp = fopen("/proc/vmstat", "r");
+	if (!fp)
+		return -1;
+	errno = ENOENT;
+	while (fgets(line, sizeof(line), fp)) {
+		if (!strncmp(line, name, nlen) && line[nlen] == ' ' &&
+		    sscanf(line + nlen, "%ld", val) == 1) {
+			ret = 0;
+			break;
+		}
+	}
+	fclose(fp);
+	return ret;
+}
+
+/*
+ * Sectors read so far from the block device holding path, from the third
+ * field of /sys/dev/block/MAJOR:MINOR/stat (Documentation/block/stat.rst).
+ * On failure, why says what was missing.
+ */
+int rothp_disk_sectors_read(const char *path, unsigned long long *sectors, char *why,
+			    size_t len)
+{
+	char spath[PATH_MAX], buf[512];
+	struct stat st;
+
+	if (stat(path, &st)) {
+		snprintf(why, len, "stat %s: %s", path, strerror(errno));
+		return -1;
+	}
+	snprintf(spath, sizeof(spath), "/sys/dev/block/%u:%u/stat", major(st.st_dev),
+		 minor(st.st_dev));
+	if (read_text(spath, buf, sizeof(buf))) {
+		snprintf(why, len, "no disk statistics for %s: %s: %s", path, spath,
+			 strerror(errno));
+		return -1;
+	}
+	if (sscanf(buf, "%*u %*u %llu", sectors) != 1) {
+		snprintf(why, len, "%s: unexpected contents '%s'", spath, buf);
+		return -1;
+	}
+	return 0;
+}
+
 /* Read a THP sysfs knob; for "a [b] c" choices, the bracketed one. */
 int rothp_thp_read_str(const char *knob, char *buf, size_t len)
 {
@@ -606,11 +710,32 @@ void rothp_thp_restore(void)
 		rothp_thp_set_str(thp_knobs[i], thp_saved[i]);
 }
 
+#define NR_SCRATCH	8
+
+/* Files made by rothp_scratch_copy(), and the process that made them. */
+static char scratch_path[NR_SCRATCH][PATH_MAX];
+static pid_t scratch_owner;
+
+/* Only async-signal-safe calls: it runs from restore_signal() too. */
+static void scratch_remove_all(void)
+{
+	int i;
+
+	if (getpid() != scratch_owner)
+		return;		/* a forked child exiting: the files are not its */
+	for (i = 0; i < NR_SCRATCH; i++) {
+		if (scratch_path[i][0])
+			unlink(scratch_path[i]);
+		scratch_path[i][0] = '\0';
+	}
+}
+
 /* Everything saved is restored at exit and on SIGINT/SIGTERM. */
 static void restore_all(void)
 {
 	rothp_sysctl_restore();
 	rothp_thp_restore();
+	scratch_remove_all();
 }
 
 static void restore_signal(int sig)
@@ -633,6 +758,54 @@ static void register_restore(void)
 	sa.sa_handler = restore_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+}
+
+/*
+ * Copy src to dst as rothp_copy_file() does (written, fsynced, closed), then
+ * write back and drop the page cache, so that dst starts with none. dst is
+ * removed at exit and on SIGINT/SIGTERM, unless rothp_scratch_remove() was
+ * called for it first.
+ */
+int rothp_scratch_copy(const char *src, const char *dst)
+{
+	int i, slot = -1;
+
+	if (strlen(dst) >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (i = 0; i < NR_SCRATCH; i++) {
+		if (!strcmp(scratch_path[i], dst)) {
+			slot = i;
+			break;
+		}
+		if (slot < 0 && !scratch_path[i][0])
+			slot = i;
+	}
+	if (slot < 0) {
+		ksft_print_msg("cannot copy to %s: more than %d scratch files\n", dst, NR_SCRATCH);
+		errno = ENOSPC;
+		return -1;
+	}
+	scratch_owner = getpid();
+	memcpy(scratch_path[slot], dst, strlen(dst) + 1);
+	register_restore();
+	if (rothp_copy_file(src, dst) || rothp_drop_caches())
+		return -1;
+	return 0;
+}
+
+/* Remove a file made by rothp_scratch_copy() now. */
+void rothp_scratch_remove(const char *path)
+{
+	int i;
+
+	if (unlink(path))
+		ksft_print_msg("unlink %s: %s\n", path, strerror(errno));
+	for (i = 0; i < NR_SCRATCH; i++) {
+		if (!strcmp(scratch_path[i], path))
+			scratch_path[i][0] = '\0';
+	}
 }
 
 /* Save the THP settings; they are restored at exit and on SIGINT/SIGTERM. */
@@ -1115,4 +1288,16 @@ const char *rothp_test_init(int argc, char **argv, char *prog, size_t len)
 	uname(&u);
 	ksft_print_msg("kernel %s, %s on %s\n", u.release, prog, fs);
 	return dir;
+}
+
+void rothp_bench_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# error: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	exit(1);
 }

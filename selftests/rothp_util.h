@@ -26,6 +26,21 @@
 #define ROTHP_ALIGN_UP(x, a)	(((x) + (a) - 1) & ~((a) - 1))
 #define ROTHP_ALIGN_DOWN(x, a)	((x) & ~((a) - 1))
 
+/*
+ * textprog's stubs: stub i, at the start of its 4 KiB page, is
+ * "movl $i, %eax; ret" (b8 <i, 32-bit little-endian> c3).
+ */
+#define ROTHP_STUB_SIZE		4096UL
+#define ROTHP_STUB_IMM		1	/* offset of the immediate in a stub */
+
+/*
+ * /proc/vmstat counters of the series: THPs split, and THPs dropped, when
+ * their file is opened for write. Baseline 6.12 has neither.
+ */
+#define ROTHP_VM_SPLIT_ON_WRITE	"thp_file_split_on_write"
+#define ROTHP_VM_DROP_ON_WRITE	"thp_file_drop_on_write"
+#define ROTHP_NO_SPLIT_ON_WRITE	"kernel lacks " ROTHP_VM_SPLIT_ON_WRITE " (baseline 6.12)"
+
 /* Generous per-reply limit: the guest is TCG, maybe with a KASAN kernel. */
 #define ROTHP_REPLY_TIMEOUT_MS	(180 * 1000)
 
@@ -103,11 +118,19 @@ void *rothp_map_aligned(int fd, size_t len, off_t offset, size_t misalign, int p
 int rothp_copy_file(const char *src, const char *dst);
 int rothp_prewarm(const char *path);
 int rothp_drop_caches(void);
+/* Benchmarks: print "# error: ..." and exit 1, running the atexit handlers. */
+void rothp_bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+int rothp_scratch_copy(const char *src, const char *dst);
+void rothp_scratch_remove(const char *path);
+long rothp_find_stubs(int fd, off_t *off);
 
 /* Kernel facts. */
 unsigned long rothp_hpage_pmd_size(void);
 int rothp_kconfig(const char *name, char *src, size_t srclen);
 const char *rothp_fs_name(const char *path, int *large_folios);
+int rothp_vmstat(const char *name, long *val);
+int rothp_disk_sectors_read(const char *path, unsigned long long *sectors, char *why,
+			    size_t len);
 
 /* sysctls under /proc/sys, e.g. "fs/elf_text_thp_align". */
 int rothp_sysctl_read(const char *name, long *val);

@@ -229,6 +229,28 @@ static void demo_config(const char *name)
 	printf(FIELD "%s (%s)\n", name, r > 0 ? "yes" : r == 0 ? "no" : "unknown", src);
 }
 
+/*
+ * A 2 MiB block can be PMD-mapped only where the address and the file offset
+ * agree modulo 2 MiB, which is fixed when the program is linked and loaded:
+ * say so, and how to fix it, when they do not.
+ */
+static void demo_explain_alignment(const struct rothp_vma *vma)
+{
+	unsigned long skew = (vma->start - vma->offset) & (ROTHP_PMD_SIZE - 1);
+
+	if (!skew) {
+		printf(FIELD "yes (address - file offset = 0 mod 2 MiB)\n",
+		       "text 2 MiB-congruent");
+		return;
+	}
+	printf(FIELD "no: address - file offset = %#lx mod 2 MiB\n", "text 2 MiB-congruent",
+	       skew);
+	printf("  This text can never be PMD-mapped, because of how it was linked or\n"
+	       "  loaded. Link it with -Wl,-z,max-page-size=0x200000 (2 MiB p_align:\n"
+	       "  the loader then aligns it), or, for a PIE with 4 KiB p_align, run a\n"
+	       "  kernel with the rothp series and fs.elf_text_thp_align=1.\n");
+}
+
 static int demo(int timeout_s)
 {
 	unsigned long size = text.end - text.start;
@@ -255,6 +277,7 @@ static int demo(int timeout_s)
 	eligible = rothp_vma_eligible_blocks(&text);
 	before = rothp_file_pmd_mapped(getpid(), text.start);
 	printf(FIELD "%ld\n", "2 MiB blocks that can be huge", eligible);
+	demo_explain_alignment(&text);
 	printf(FIELD "%ld kB\n", "huge-mapped before (FilePmdMapped)", before / 1024);
 
 	t0 = rothp_now();

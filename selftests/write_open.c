@@ -1,16 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * write_open <dir>: pins what Linux 6.12 does when a file whose page cache
- * holds read-only file THPs is opened for write. A later patch changes this,
- * so the results are named "6.12: ...".
+ * write_open <dir>: what happens when a file whose page cache holds
+ * read-only file THPs is opened for write. It works on a copy of textprog
+ * in <dir>, never executed, so that opening it for write cannot fail with
+ * ETXTBSY nor disturb the textprog of the other tests, and the THPs counted
+ * are this file's alone; the copy is removed at the end.
  *
- * do_dentry_open() (fs/open.c), for FMODE_WRITE, when filemap_nr_thps() of
- * the mapping is not 0, unmaps the whole file (unmap_mapping_range()) and
- * truncates all of its page cache (truncate_inode_pages()). nr_thps is only
- * counted by collapse_file() (mm/khugepaged.c) for mappings without large
- * folio support (filemap_nr_thps_inc(), include/linux/pagemap.h): ext4 in
- * 6.12. XFS mappings support large folios (xfs_icache.c), so there a write
- * open leaves the page cache and the PMD mappings alone.
+ * Linux 6.12: do_dentry_open() (fs/open.c), for FMODE_WRITE, when
+ * filemap_nr_thps() of the mapping is not 0, unmaps the whole file
+ * (unmap_mapping_range()) and truncates all of its page cache
+ * (truncate_inode_pages()). nr_thps is only counted by collapse_file()
+ * (mm/khugepaged.c) for mappings without large folio support
+ * (filemap_nr_thps_inc(), include/linux/pagemap.h): ext4 in 6.12. Those
+ * results are named "6.12: ...".
+ *
+ * With the series, do_dentry_open() splits each PMD-sized folio back to base
+ * pages instead (khugepaged_split_for_write()): the page cache stays, the PMD
+ * mappings go and refault as PTEs, and /proc/vmstat thp_file_split_on_write
+ * counts one per THP split (thp_file_drop_on_write one per THP that would
+ * not split and was written back and removed). A kernel without the counter
+ * is taken for baseline 6.12 and those checks are skipped, saying so.
+ *
+ * XFS mappings support large folios (xfs_icache.c), so nr_thps stays 0 and a
+ * write open leaves the page cache and the PMD mappings alone on both.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,92 +36,185 @@
 #include "kselftest.h"
 #include "rothp_util.h"
 
+#define COPY_NAME	"write_open.copy"
+
+/* What the write open is expected to do to the copy's THPs. */
+enum write_open_mode {
+	MODE_DROP,	/* 6.12 on a file system without large folios */
+	MODE_SPLIT,	/* the series on a file system without large folios */
+	MODE_KEEP,	/* a file system with large folios: nr_thps stays 0 */
+	MODE_UNKNOWN,	/* large folio support unknown */
+};
+
 int main(int argc, char **argv)
 {
-	char prog[PATH_MAX];
-	const char *dir, *fs;
-	uint64_t memsum = 0, filesum = 1;
+	char prog[PATH_MAX], copy[PATH_MAX], why[PATH_MAX + 128];
+	const char *dir, *fs, *skip_old, *skip_new, *skip_split, *skip_io;
+	uint64_t memsum0 = 0, filesum0 = 0, memsum1 = 1, filesum1 = 1;
+	unsigned long long sect0 = 0, sect1 = 0;
+	long pmd, pmd_after, nthp, split0 = 0, split1 = 0, drop0 = 0, drop1 = 0;
 	double frac, frac_after;
-	long pmd, pmd_after;
-	size_t len;
+	enum write_open_mode mode;
+	bool patched, io_ok;
 	struct stat st;
+	size_t len;
 	int fd, wfd, rc, err, large;
 	char *p;
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
 	fs = rothp_fs_name(dir, &large);
-	ksft_set_plan(7);
+	ksft_set_plan(12);
 
-	fd = open(prog, O_RDONLY);
+	patched = !rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split0);
+	if (!large)
+		mode = patched ? MODE_SPLIT : MODE_DROP;
+	else
+		mode = large > 0 ? MODE_KEEP : MODE_UNKNOWN;
+	ksft_print_msg("%s; %s\n", patched ? "kernel has " ROTHP_VM_SPLIT_ON_WRITE :
+		       ROTHP_NO_SPLIT_ON_WRITE, large > 0 ? "large folios" :
+		       large ? "large folios unknown" : "no large folios");
+
+	if (snprintf(copy, sizeof(copy), "%s/" COPY_NAME, dir) >= (int)sizeof(copy))
+		ksft_exit_fail_msg("path too long: %s\n", dir);
+	if (rothp_scratch_copy(prog, copy))
+		ksft_exit_fail_msg("copy %s to %s: %s\n", prog, copy, strerror(errno));
+	fd = open(copy, O_RDONLY);
 	if (fd < 0 || fstat(fd, &st))
-		ksft_exit_fail_msg("%s: %s\n", prog, strerror(errno));
+		ksft_exit_fail_msg("%s: %s\n", copy, strerror(errno));
 	/* Whole 2 MiB blocks from offset 0: every one of them is eligible. */
 	len = ROTHP_ALIGN_DOWN((size_t)st.st_size, ROTHP_PMD_SIZE);
 	if (!len)
-		ksft_exit_fail_msg("%s is smaller than 2 MiB\n", prog);
+		ksft_exit_fail_msg("%s is smaller than 2 MiB\n", copy);
 	p = rothp_map_aligned(fd, len, 0, 0, PROT_READ | PROT_EXEC);
 	if (p == MAP_FAILED)
-		ksft_exit_fail_msg("mmap %s: %s\n", prog, strerror(errno));
-	ksft_print_msg("%s (%s): %zu MiB mapped r-x private at %p\n", prog, fs, len >> 20, p);
+		ksft_exit_fail_msg("mmap %s: %s\n", copy, strerror(errno));
+	ksft_print_msg("%s (%s): %zu MiB mapped r-x private at %p\n", copy, fs, len >> 20, p);
 
 	rc = rothp_madv_collapse(p, len, &err);
 	if (rc)
 		ksft_print_msg("MADV_COLLAPSE: %s (%d)\n", strerror(err), err);
-	ksft_test_result(rc == 0, "6.12: MADV_COLLAPSE of a r-x private file mapping returns 0\n");
+	ksft_test_result(rc == 0, "MADV_COLLAPSE of a r-x private mapping of the copy returns 0\n");
 
 	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	frac = rothp_resident_fraction(p, len);
 	ksft_print_msg("after MADV_COLLAPSE: FilePmdMapped %ld kB of %zu kB, resident %.3f\n",
 		       pmd / 1024, len >> 10, frac);
-	ksft_test_result(pmd > 0, "6.12: mapping is PMD-mapped after MADV_COLLAPSE\n");
+	ksft_test_result(pmd == (long)len,
+			 "every 2 MiB block of the mapping is PMD-mapped after MADV_COLLAPSE\n");
 	ksft_test_result(frac == 1.0,
-			 "6.12: page cache of the range fully resident after MADV_COLLAPSE\n");
+			 "page cache of the range fully resident after MADV_COLLAPSE\n");
+	/* The copy is new: its THPs are the blocks just collapsed. */
+	nthp = pmd > 0 ? pmd / (long)ROTHP_PMD_SIZE : 0;
+
+	/*
+	 * Checksums before the open; reading the whole file also brings its
+	 * tail past the last 2 MiB block into the page cache, so that reading
+	 * it back later needs no I/O when nothing was dropped.
+	 */
+	memsum0 = rothp_hash(p, len);
+	if (rothp_file_hash(fd, 0, st.st_size, &filesum0))
+		ksft_exit_fail_msg("pread %s: %s\n", copy, strerror(errno));
+	if (patched && rothp_vmstat(ROTHP_VM_DROP_ON_WRITE, &drop0)) {
+		ksft_print_msg("no %s in /proc/vmstat\n", ROTHP_VM_DROP_ON_WRITE);
+		drop0 = -1;
+	}
+	if (patched)
+		rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split0);
 
 	/* Keep it open for write until the checks are done. */
-	wfd = open(prog, O_RDWR);
+	wfd = open(copy, O_RDWR);
 	if (wfd < 0)
 		ksft_print_msg("open(O_RDWR): %s\n", strerror(errno));
-	ksft_test_result(wfd >= 0, "6.12: open(O_RDWR) of the collapsed file succeeds\n");
+	ksft_test_result(wfd >= 0, "open(O_RDWR) of the collapsed file succeeds\n");
 
+	if (patched && (rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split1) ||
+			rothp_vmstat(ROTHP_VM_DROP_ON_WRITE, &drop1)))
+		ksft_print_msg("cannot read the counters again: %s\n", strerror(errno));
 	pmd_after = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	frac_after = rothp_resident_fraction(p, len);
 	ksft_print_msg("after open(O_RDWR): FilePmdMapped %ld kB, resident fraction %.3f\n",
 		       pmd_after / 1024, frac_after);
-	if (wfd < 0 || rc) {
-		ksft_test_result_skip("6.12: page cache after open(O_RDWR): no collapse or no open\n");
-		ksft_test_result_skip("6.12: PMD mapping after open(O_RDWR): no collapse or no open\n");
-	} else if (!large) {
-		/* nr_thps > 0: do_dentry_open() truncated the page cache. */
-		ksft_test_result(frac_after == 0.0,
-				 "6.12: open(O_RDWR) drops the file's page cache (resident 0)\n");
-		ksft_test_result(pmd_after == 0,
-				 "6.12: open(O_RDWR) unmaps the PMD mappings (FilePmdMapped 0)\n");
-	} else if (large > 0) {
-		/* nr_thps stays 0 for large-folio mappings: nothing is dropped. */
-		ksft_test_result(frac_after == 1.0,
-				 "6.12: open(O_RDWR) keeps a large-folio file's page cache\n");
-		ksft_test_result(pmd_after == pmd,
-				 "6.12: open(O_RDWR) keeps a large-folio file's PMD mappings\n");
-	} else {
-		ksft_test_result_skip("6.12: page cache after open(O_RDWR): %s: %s\n", fs,
-				      "large folio support unknown");
-		ksft_test_result_skip("6.12: PMD mapping after open(O_RDWR): %s: %s\n", fs,
-				      "large folio support unknown");
-	}
+	if (patched)
+		ksft_print_msg("%s +%ld (file had %ld THPs), %s +%ld\n", ROTHP_VM_SPLIT_ON_WRITE,
+			       split1 - split0, nthp, ROTHP_VM_DROP_ON_WRITE, drop1 - drop0);
 
-	/* Whatever was dropped, the mapping must read back the file. */
-	memsum = rothp_hash(p, len);
-	if (rothp_file_hash(fd, 0, len, &filesum))
-		ksft_print_msg("pread %s: %s\n", prog, strerror(errno));
-	if (memsum != filesum)
-		ksft_print_msg("mapping hash %llx, file hash %llx\n",
-			       (unsigned long long)memsum, (unsigned long long)filesum);
-	ksft_test_result(memsum == filesum,
-			 "6.12: contents through the mapping match the file after open(O_RDWR)\n");
+	/* Read it all back, through the mapping and with pread(). */
+	why[0] = '\0';
+	io_ok = !rothp_disk_sectors_read(copy, &sect0, why, sizeof(why));
+	memsum1 = rothp_hash(p, len);
+	if (rothp_file_hash(fd, 0, st.st_size, &filesum1))
+		ksft_print_msg("pread %s: %s\n", copy, strerror(errno));
+	if (io_ok)
+		io_ok = !rothp_disk_sectors_read(copy, &sect1, why, sizeof(why));
+	if (io_ok)
+		ksft_print_msg("reading it back: %llu sectors read from the disk\n",
+			       sect1 - sect0);
+	else
+		ksft_print_msg("%s\n", why);
+
+	/* Which results apply: the 6.12 pins, the series' checks, or neither. */
+	skip_old = NULL;
+	skip_new = NULL;
+	if (rc) {
+		skip_old = "MADV_COLLAPSE failed: no THPs";
+		skip_new = skip_old;
+	} else if (wfd < 0) {
+		skip_old = "open(O_RDWR) failed";
+		skip_new = skip_old;
+	} else if (mode == MODE_SPLIT) {
+		skip_old = "replaced: the kernel has " ROTHP_VM_SPLIT_ON_WRITE;
+	} else if (mode == MODE_DROP) {
+		skip_new = ROTHP_NO_SPLIT_ON_WRITE;
+	} else if (mode == MODE_KEEP) {
+		skip_old = "large folios: no nr_thps, nothing dropped";
+	} else {
+		skip_old = "large folio support of the file system unknown";
+		skip_new = skip_old;
+	}
+	skip_split = skip_new;
+	if (!skip_split && !patched)
+		skip_split = ROTHP_NO_SPLIT_ON_WRITE;
+	skip_io = skip_new;
+	if (!skip_io && !io_ok)
+		skip_io = why;
+
+	/* 6.12, no large folios: nr_thps > 0, do_dentry_open() truncated it all. */
+	rothp_result(skip_old, frac_after == 0.0,
+		     "6.12: open(O_RDWR) drops the page cache of a file with THPs (resident 0)");
+	rothp_result(skip_old, pmd_after == 0,
+		     "6.12: open(O_RDWR) unmaps the PMD mappings of a file with THPs");
+
+	rothp_result(skip_new, frac_after == 1.0,
+		     "open(O_RDWR) keeps the page cache fully resident (mincore 1.0)");
+	if (mode == MODE_KEEP)
+		rothp_result(skip_new, pmd_after == pmd,
+			     "open(O_RDWR) keeps the PMD mappings of a large-folio file");
+	else
+		rothp_result(skip_new, pmd_after == 0,
+			     "open(O_RDWR) splits the THPs: FilePmdMapped of the mapping 0");
+	if (mode == MODE_KEEP)
+		rothp_result(skip_split, split1 == split0,
+			     "%s does not move for a large-folio file", ROTHP_VM_SPLIT_ON_WRITE);
+	else
+		rothp_result(skip_split, nthp > 0 && split1 - split0 == nthp,
+			     "%s rises by the file's THPs", ROTHP_VM_SPLIT_ON_WRITE);
+	rothp_result(skip_split, drop0 >= 0 && drop1 == drop0, "%s does not move",
+		     ROTHP_VM_DROP_ON_WRITE);
+	rothp_result(skip_io, sect1 == sect0,
+		     "reading the whole file back after open(O_RDWR) needs no read I/O");
+
+	/* Whatever was dropped or split, the contents must not change. */
+	if (memsum1 != memsum0 || filesum1 != filesum0)
+		ksft_print_msg("mapping hash %llx, was %llx; file hash %llx, was %llx\n",
+			       (unsigned long long)memsum1, (unsigned long long)memsum0,
+			       (unsigned long long)filesum1, (unsigned long long)filesum0);
+	ksft_test_result(memsum1 == memsum0 && filesum1 == filesum0,
+			 "contents through the mapping and pread unchanged by open(O_RDWR)\n");
 
 	if (wfd >= 0)
 		close(wfd);
 	munmap(p, len);
 	close(fd);
+	rothp_scratch_remove(copy);
 	ksft_finished();
 }

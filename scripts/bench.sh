@@ -1,0 +1,20 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# bench: boot the baseline and the patched kernel (plain builds, same
+# config, same images) in bench mode, one after the other in one run, and
+# compare what the guest measured: results/bench.json and results/bench.md.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+start=$(date +%s)
+for k in baseline patched; do
+	"$ROTHP_TOP/scripts/build.sh" "$k"
+done
+"$ROTHP_TOP/scripts/image.sh"
+mkdir -p "$RESULTS"
+for k in baseline patched; do
+	"$ROTHP_TOP/scripts/boot.sh" "$k" bench "$RESULTS/bench-$k" ||
+		die "the $k bench run did not finish; see $RESULTS/bench-$k/console.log"
+done
+info "bench runs took $(($(date +%s) - start))s"
+"$ROTHP_TOP/scripts/report-bench.py" "$RESULTS/bench-baseline" "$RESULTS/bench-patched" "$RESULTS"

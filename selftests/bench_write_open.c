@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bench_write_open <dir>: what opening a file for write costs when its page
+ * cache holds read-only file THPs.
+ *
+ * Each of RUNS runs writes a 64 MiB file of pseudo-random bytes in <dir>,
+ * drops the page cache, maps the file r-x private at a 2 MiB-aligned
+ * address and MADV_COLLAPSEs it, then unmaps it. It then opens the file
+ * O_RDWR and reads all of it back with pread() in 1 MiB chunks, timing the
+ * open() and the preads (not the residency check or the hashing), and
+ * checks that the bytes read are the bytes written. Right after the open, a
+ * fresh MAP_SHARED read-only mapping, never touched, tells through mincore()
+ * how much of the file's page cache the open left.
+ *
+ * Baseline 6.12's do_dentry_open() (fs/open.c) truncates the whole page
+ * cache of a file opened for write while filemap_nr_thps() is not 0 (ext4:
+ * no large folio support), so everything is read from the disk again; the
+ * rothp series splits the THPs instead and keeps the page cache.
+ *
+ * Prints "BENCH write_open_reread_s <s> s" and "BENCH write_open_cache_kept
+ * <fraction> ratio", the medians of the runs, and "# ..." notes. Exits 1,
+ * printing "# error: ..." and no BENCH line, when a run could not be made.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+
+#include "rothp_util.h"
+
+#define FILE_NAME	"bench_write_open.dat"
+#define FILE_SIZE	(64UL << 20)
+#define CHUNK		(1UL << 20)
+#define RUNS		3
+#define SEED		0x726f746870ULL		/* "rothp" */
+
+/* A word at a time: FNV-1a over bytes is slow under TCG. */
+#define HASH_BASIS	0xcbf29ce484222325ULL
+#define HASH_PRIME	0x100000001b3ULL
+
+static char path[PATH_MAX];
+static uint64_t *buf;
+
+/* Remove the test file however the program ends. */
+static void remove_file(void)
+{
+	if (path[0])
+		unlink(path);
+}
+
+/* xorshift64*: the same bytes in every run. */
+static void fill(uint64_t *w, size_t len, uint64_t *state)
+{
+	uint64_t x = *state;
+	size_t i;
+
+	for (i = 0; i < len / sizeof(*w); i++) {
+		x ^= x >> 12;
+		x ^= x << 25;
+		x ^= x >> 27;
+		w[i] = x * 0x2545f4914f6cdd1dULL;
+	}
+	*state = x;
+}
+
+static uint64_t hash_words(uint64_t h, const uint64_t *w, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len / sizeof(*w); i++) {
+		h ^= w[i];
+		h *= HASH_PRIME;
+		h ^= h >> 32;
+	}
+	return h;
+}
+
+/* pread() or pwrite() all of len bytes at off; -1 with errno set if not. */
+static int io_full(int fd, void *p, size_t len, off_t off, bool do_write)
+{
+	char *c = p;
+	ssize_t n;
+
+	while (len) {
+		n = do_write ? pwrite(fd, c, len, off) : pread(fd, c, len, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!n)
+				errno = do_write ? ENOSPC : EIO;
+			return -1;
+		}
+		c += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Write the file afresh, fsync it; return the hash of what was written. */
+static uint64_t create_file(void)
+{
+	uint64_t state = SEED, h = HASH_BASIS;
+	off_t off;
+	int fd;
+
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		rothp_bench_fail("create %s: %s", path, strerror(errno));
+	for (off = 0; off < (off_t)FILE_SIZE; off += CHUNK) {
+		fill(buf, CHUNK, &state);
+		h = hash_words(h, buf, CHUNK);
+		if (io_full(fd, buf, CHUNK, off, true))
+			rothp_bench_fail("write %s: %s", path, strerror(errno));
+	}
+	if (fsync(fd))
+		rothp_bench_fail("fsync %s: %s", path, strerror(errno));
+	if (close(fd))
+		rothp_bench_fail("close %s: %s", path, strerror(errno));
+	return h;
+}
+
+/* Map the file r-x private 2 MiB-aligned, MADV_COLLAPSE it, unmap it. */
+static void collapse_file(void)
+{
+	long pmd;
+	int fd, rc, err;
+	char *p;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		rothp_bench_fail("open %s: %s", path, strerror(errno));
+	p = rothp_map_aligned(fd, FILE_SIZE, 0, 0, PROT_READ | PROT_EXEC);
+	if (p == MAP_FAILED)
+		rothp_bench_fail("mmap %s: %s", path, strerror(errno));
+	close(fd);
+	rc = rothp_madv_collapse(p, FILE_SIZE, &err);
+	if (rc)
+		printf("# MADV_COLLAPSE: %s (%d)\n", strerror(err), err);
+	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	if (pmd < 0)
+		rothp_bench_fail("cannot read FilePmdMapped of the mapping from /proc/self/smaps");
+	printf("# collapsed: FilePmdMapped %ld kB of %lu\n", pmd / 1024, FILE_SIZE >> 10);
+	if (!pmd)
+		rothp_bench_fail("nothing PMD-mapped after MADV_COLLAPSE%s%s", rc ? ": " : "",
+		     rc ? strerror(err) : "");
+	munmap(p, FILE_SIZE);
+}
+
+/*
+ * Open the file for write and read it all back: *secs is the time open()
+ * and the preads took, *kept the fraction of the page cache there after the
+ * open. Fails unless what is read hashes to hash.
+ */
+static void reread(uint64_t hash, double *secs, double *kept)
+{
+	uint64_t h = HASH_BASIS;
+	double t, t_open, t_read = 0;
+	off_t off;
+	void *m;
+	int fd;
+
+	t = rothp_now();
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	t_open = rothp_now() - t;
+	if (fd < 0)
+		rothp_bench_fail("open(O_RDWR) %s: %s", path, strerror(errno));
+
+	m = mmap(NULL, FILE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		rothp_bench_fail("mmap %s: %s", path, strerror(errno));
+	*kept = rothp_resident_fraction(m, FILE_SIZE);
+	if (*kept < 0)
+		rothp_bench_fail("mincore %s: %s", path, strerror(errno));
+	munmap(m, FILE_SIZE);
+
+	for (off = 0; off < (off_t)FILE_SIZE; off += CHUNK) {
+		t = rothp_now();
+		if (io_full(fd, buf, CHUNK, off, false))
+			rothp_bench_fail("pread %s: %s", path, strerror(errno));
+		t_read += rothp_now() - t;
+		h = hash_words(h, buf, CHUNK);
+	}
+	close(fd);
+	if (h != hash)
+		rothp_bench_fail("read back hash %016llx, written %016llx", (unsigned long long)h,
+		     (unsigned long long)hash);
+	*secs = t_open + t_read;
+	printf("# open(O_RDWR) %.6f s, preads %.6f s, cache kept %.4f\n", t_open, t_read,
+	       *kept);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int main(int argc, char **argv)
+{
+	double secs[RUNS], kept[RUNS];
+	const char *fs;
+	struct utsname u;
+	uint64_t hash;
+	int i, large;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	atexit(remove_file);
+	if (argc != 2)
+		rothp_bench_fail("usage: %s <dir>", argv[0]);
+	fs = rothp_fs_name(argv[1], &large);
+	if (!strcmp(fs, "tmpfs"))
+		rothp_bench_fail("%s is tmpfs: shmem THPs are not read-only file THPs", argv[1]);
+	buf = malloc(CHUNK);
+	if (!buf)
+		rothp_bench_fail("out of memory");
+	uname(&u);
+	printf("# kernel %s, %lu MiB file in %s (%s), %d runs\n", u.release, FILE_SIZE >> 20,
+	       argv[1], fs, RUNS);
+	if (snprintf(path, sizeof(path), "%s/" FILE_NAME, argv[1]) >= (int)sizeof(path)) {
+		path[0] = '\0';
+		rothp_bench_fail("path too long: %s", argv[1]);
+	}
+
+	for (i = 0; i < RUNS; i++) {
+		printf("# run %d\n", i + 1);
+		hash = create_file();
+		if (rothp_drop_caches())
+			rothp_bench_fail("drop_caches: %s", strerror(errno));
+		collapse_file();
+		reread(hash, &secs[i], &kept[i]);
+		unlink(path);
+	}
+	path[0] = '\0';
+
+	printf("BENCH write_open_reread_s %.6f s\n", median(secs, RUNS));
+	printf("BENCH write_open_cache_kept %.4f ratio\n", median(kept, RUNS));
+	return 0;
+}

@@ -1,0 +1,878 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * write_support <dir>: writing to a file whose page cache holds, or held,
+ * read-only file THPs never loses or corrupts data, and running code mapped
+ * from it keeps running. Each part works on its own copy of textprog in
+ * <dir>, removed at the end, and checks the contents against a model of
+ * what the file must hold, by hashes.
+ *
+ *  a. running: a child runs the stubs of a collapsed, mapped copy while the
+ *     parent opens the file for write, changes one stub's return value with
+ *     pwrite() and closes it. The child only ever sees a stub's index or, for
+ *     that stub, the new value; after fsync the mapping collapses again.
+ *  b. write-fsync, write-nosync, mmap-shared: new contents written with
+ *     write(2) (then fsync, or not) or through a MAP_SHARED mapping (then
+ *     fsync), then MADV_COLLAPSE, then a reopen for write: pread() and the
+ *     disk give what was written. Without fsync 6.12 refuses to collapse the
+ *     dirty file (collapse_file() in mm/khugepaged.c: SCAN_FAIL, EINVAL);
+ *     EAGAIN or success are accepted as long as no data is lost.
+ *  c. after-collapse: writes through a MAP_SHARED mapping, truncate down and
+ *     up, a punched hole and an O_DIRECT write read back as they must.
+ *  d. race: one child collapses its mapping of the file in a loop, one opens
+ *     the file for write and closes it in a loop, one reads it and checks its
+ *     hash; the file never reads differently.
+ *
+ * On 6.12 the write open truncates the page cache of an ext4 file with THPs;
+ * with the series it splits them (see write_open.c). Both must pass all of
+ * this; the series' vmstat counters are only printed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "kselftest.h"
+#include "rothp_util.h"
+
+/* Stub K's new value differs from K in its top byte only: no torn value. */
+#define NEW_TAG			0x5a000000u
+#define MAX_REPORTS		16
+#define WAIT_MS			(60 * 1000)
+#define CHILD_TIMEOUT_MS	(120 * 1000)
+
+/* Part c: what is written, cut and punched. */
+#define SHARED_STRIDE		(64UL << 10)
+#define SHARED_LEN		256
+#define CUT_LEN			(3UL << 20)
+#define PUNCH_OFF		(2UL << 20)
+#define PUNCH_LEN		(2UL << 20)
+#define DIO_OFF			((4UL << 20) + (64UL << 10))
+#define DIO_LEN			(64UL << 10)
+
+/* Part d: each loop stops after this many passes or this many seconds. */
+#define RACE_PASSES		40
+#define RACE_SECONDS		60
+
+typedef int (*stub_fn)(void);
+
+/* Counters and flags in memory shared with a forked child. */
+static long shared_get(long *p)
+{
+	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+static void shared_set(long *p, long val)
+{
+	__atomic_store_n(p, val, __ATOMIC_SEQ_CST);
+}
+
+static void shared_inc(long *p)
+{
+	__atomic_add_fetch(p, 1, __ATOMIC_SEQ_CST);
+}
+
+static char prog[PATH_MAX];
+static const char *dir;
+static char *orig;		/* textprog's contents */
+static size_t orig_size;
+
+/* <dir>/ws_<name>.copy: a new copy of textprog, with no page cache. */
+static void make_copy(const char *name, char *path, size_t len)
+{
+	if (snprintf(path, len, "%s/ws_%s.copy", dir, name) >= (int)len)
+		ksft_exit_fail_msg("path too long: %s\n", dir);
+	if (rothp_scratch_copy(prog, path))
+		ksft_exit_fail_msg("copy %s to %s: %s\n", prog, path, strerror(errno));
+}
+
+/* What a new copy holds: textprog's bytes. */
+static char *new_model(void)
+{
+	char *m = malloc(orig_size);
+
+	if (!m)
+		ksft_exit_fail_msg("malloc %zu: %s\n", orig_size, strerror(errno));
+	memcpy(m, orig, orig_size);
+	return m;
+}
+
+static int open_or_die(const char *path, int flags)
+{
+	int fd = open(path, flags);
+
+	if (fd < 0)
+		ksft_exit_fail_msg("open %s: %s\n", path, strerror(errno));
+	return fd;
+}
+
+/* The whole 2 MiB blocks of a copy from offset 0, mapped r-x private, aligned. */
+static char *map_text(int fd, size_t len)
+{
+	char *p = rothp_map_aligned(fd, len, 0, 0, PROT_READ | PROT_EXEC);
+
+	if (p == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	return p;
+}
+
+static size_t text_len(void)
+{
+	return ROTHP_ALIGN_DOWN(orig_size, ROTHP_PMD_SIZE);
+}
+
+/* What the 4 KiB page at off holds instead of the model's: for diagnostics. */
+static const char *page_kind(const char *page, size_t off, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && !page[i]; i++)
+		;
+	if (i == n)
+		return "all zeros";
+	if (off + n <= orig_size && !memcmp(page, orig + off, n))
+		return "textprog's bytes (stale)";
+	return "other bytes";
+}
+
+/* Print where buf, at file offset base, first differs from the model. */
+static bool report_difference(const char *who, const char *buf, const char *model,
+			      size_t base, size_t n)
+{
+	size_t i, page, plen;
+
+	for (i = 0; i < n && buf[i] == model[base + i]; i++)
+		;
+	if (i == n)
+		return false;
+	page = ROTHP_ALIGN_DOWN(i, ROTHP_PAGE_SIZE);
+	plen = n - page < ROTHP_PAGE_SIZE ? n - page : ROTHP_PAGE_SIZE;
+	ksft_print_msg("%s: first difference at %#zx: %#x, expected %#x; that page is %s\n", who,
+		       base + i, (unsigned char)buf[i], (unsigned char)model[base + i],
+		       page_kind(buf + page, base + page, plen));
+	return true;
+}
+
+/* Does the file hold exactly model, size bytes? Says where it differs if not. */
+static bool file_is(int fd, const char *model, size_t size, const char *who)
+{
+	const size_t chunk = 1UL << 20;
+	struct stat st;
+	uint64_t hash;
+	size_t off;
+	ssize_t n;
+	char *buf;
+
+	if (fstat(fd, &st) || (size_t)st.st_size != size) {
+		ksft_print_msg("%s: size %lld, expected %zu\n", who, (long long)st.st_size, size);
+		return false;
+	}
+	if (rothp_file_hash(fd, 0, size, &hash)) {
+		ksft_print_msg("%s: pread: %s\n", who, strerror(errno));
+		return false;
+	}
+	if (hash == rothp_hash(model, size))
+		return true;
+	ksft_print_msg("%s: file hash %llx, expected %llx\n", who, (unsigned long long)hash,
+		       (unsigned long long)rothp_hash(model, size));
+	buf = malloc(chunk);
+	for (off = 0; buf && off < size; off += n) {
+		n = pread(fd, buf, size - off < chunk ? size - off : chunk, off);
+		if (n <= 0 || report_difference(who, buf, model, off, n))
+			break;
+	}
+	free(buf);
+	return false;
+}
+
+/* Does the mapping p, the first len bytes of the file, read as the model? */
+static bool map_is(const char *p, const char *model, size_t len, const char *who)
+{
+	if (rothp_hash(p, len) == rothp_hash(model, len))
+		return true;
+	report_difference(who, p, model, 0, len);
+	return false;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, buf, len);
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* MADV_COLLAPSE of the mapping; *pmd gets its FilePmdMapped after. */
+static int collapse(const char *who, char *p, size_t len, int *err, long *pmd)
+{
+	int rc = rothp_madv_collapse(p, len, err);
+
+	*pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	ksft_print_msg("%s: MADV_COLLAPSE rc %d (%s), FilePmdMapped %ld of %zu kB\n", who, rc,
+		       rc ? strerror(*err) : "ok", *pmd / 1024, len >> 10);
+	return rc;
+}
+
+/* Reap a child, killing it after timeout_ms: 0 if it exited with status 0. */
+static int wait_child(pid_t pid, long timeout_ms, const char *who)
+{
+	double end = rothp_now() + timeout_ms / 1000.0;
+	int status = 0;
+	pid_t ret;
+
+	while (!(ret = waitpid(pid, &status, WNOHANG)) && rothp_now() < end)
+		usleep(10 * 1000);
+	if (!ret) {
+		ksft_print_msg("%s: still running after %ld s, killing it\n", who,
+			       timeout_ms / 1000);
+		kill(pid, SIGKILL);
+		ret = waitpid(pid, &status, 0);
+	}
+	if (ret < 0) {
+		ksft_print_msg("%s: waitpid: %s\n", who, strerror(errno));
+		return -1;
+	}
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return 0;
+	if (WIFEXITED(status))
+		ksft_print_msg("%s: exit status %d\n", who, WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		ksft_print_msg("%s: killed by signal %d\n", who, WTERMSIG(status));
+	return -1;
+}
+
+static pid_t fork_or_die(void)
+{
+	pid_t pid;
+
+	fflush(NULL);	/* the child must not repeat buffered output */
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	return pid;
+}
+
+static void *shared_page_or_die(void)
+{
+	void *p = mmap(NULL, ROTHP_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	return p;
+}
+
+static void print_counters(const char *who, const long *before)
+{
+	long split, drop;
+
+	if (rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split) ||
+	    rothp_vmstat(ROTHP_VM_DROP_ON_WRITE, &drop))
+		return;
+	ksft_print_msg("%s: %s +%ld, %s +%ld\n", who, ROTHP_VM_SPLIT_ON_WRITE, split - before[0],
+		       ROTHP_VM_DROP_ON_WRITE, drop - before[1]);
+}
+
+static void read_counters(long *c)
+{
+	c[0] = c[1] = 0;
+	if (!rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &c[0]))
+		rothp_vmstat(ROTHP_VM_DROP_ON_WRITE, &c[1]);
+}
+
+/* a. Running text. */
+
+/* Shared between the parent and the child running the stubs. */
+struct run_state {
+	long passes;		/* passes over every stub done */
+	long saw_new;		/* calls of stub K that returned the new value */
+	long stop;		/* set by the parent */
+};
+
+/* What the child reports through the pipe: a wrong value, or (stub -1) its end. */
+struct stub_report {
+	int32_t stub;
+	uint32_t value;		/* the value returned; for the end, the wrong ones */
+	long passes;
+};
+
+static stub_fn stub_at(char *p, off_t blob, long i)
+{
+	return (stub_fn)(uintptr_t)(p + blob + i * ROTHP_STUB_SIZE);
+}
+
+/*
+ * The child: call every stub until told to stop; report wrong values. Stub k
+ * may return k or its new value, but not k again once it returned the new
+ * one: that would be the write lost.
+ */
+static void run_stubs(char *p, off_t blob, long nstubs, long k, struct run_state *rs, int out)
+{
+	struct stub_report r;
+	uint32_t v, bad = 0;
+	bool seen_new = false;
+	long i;
+
+	while (!shared_get(&rs->stop)) {
+		for (i = 0; i < nstubs; i++) {
+			v = (uint32_t)stub_at(p, blob, i)();
+			if (v == (uint32_t)i && !(i == k && seen_new))
+				continue;
+			if (i == k && v == ((uint32_t)k | NEW_TAG)) {
+				seen_new = true;
+				shared_inc(&rs->saw_new);
+				continue;
+			}
+			if (bad++ < MAX_REPORTS) {
+				r.stub = i;
+				r.value = v;
+				r.passes = shared_get(&rs->passes);
+				if (write(out, &r, sizeof(r)) != sizeof(r))
+					_exit(2);
+			}
+		}
+		shared_inc(&rs->passes);
+	}
+	r.stub = -1;
+	r.value = bad;
+	r.passes = shared_get(&rs->passes);
+	if (write(out, &r, sizeof(r)) != sizeof(r))
+		_exit(2);
+	_exit(bad ? 1 : 0);
+}
+
+struct passes_arg {
+	struct run_state *rs;
+	long passes, saw_new;
+};
+
+static bool passes_reached(void *arg)
+{
+	struct passes_arg *a = arg;
+
+	return shared_get(&a->rs->passes) >= a->passes &&
+	       shared_get(&a->rs->saw_new) >= a->saw_new;
+}
+
+/* Wait until the child did that many passes and saw the new value that often. */
+static bool wait_passes(struct run_state *rs, long passes, long saw_new)
+{
+	struct passes_arg a = { .rs = rs, .passes = passes, .saw_new = saw_new };
+
+	return rothp_wait_until(passes_reached, &a, WAIT_MS, 10) >= 0;
+}
+
+/* Read the child's reports; true if it ended and saw no wrong value. */
+static bool read_reports(int in)
+{
+	struct stub_report r;
+	bool ended = false;
+	long wrong = 0;
+
+	while (read(in, &r, sizeof(r)) == sizeof(r)) {
+		if (r.stub < 0) {
+			ksft_print_msg("running: child did %ld passes, %u wrong values\n", r.passes,
+				       r.value);
+			ended = true;
+			wrong += r.value;
+			continue;
+		}
+		ksft_print_msg("running: stub %d returned %#x in pass %ld\n", r.stub, r.value,
+			       r.passes);
+	}
+	if (!ended)
+		ksft_print_msg("running: the child's end report is missing\n");
+	return ended && !wrong;
+}
+
+/* Call stub k through p in a new child: its return value, or -1. */
+static int64_t stub_in_new_child(char *p, off_t blob, long k)
+{
+	uint32_t v;
+	int pfd[2], ok;
+	pid_t pid;
+
+	if (pipe(pfd))
+		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+	pid = fork_or_die();
+	if (!pid) {
+		close(pfd[0]);
+		v = (uint32_t)stub_at(p, blob, k)();
+		_exit(write(pfd[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
+	}
+	close(pfd[1]);
+	ok = read(pfd[0], &v, sizeof(v)) == sizeof(v);
+	close(pfd[0]);
+	if (wait_child(pid, CHILD_TIMEOUT_MS, "running: new child") || !ok)
+		return -1;
+	return v;
+}
+
+static void test_running(void)
+{
+	char path[PATH_MAX], *p, *model;
+	struct run_state *rs;
+	long nstubs, k, pmd, passes, counters[2];
+	uint32_t newval;
+	int64_t fresh;
+	off_t blob = 0, imm_off;
+	size_t len = text_len();
+	bool wrote, seen, alive, clean;
+	int fd, wfd, rc, err, pfd[2];
+	pid_t pid;
+
+	make_copy("running", path, sizeof(path));
+	model = new_model();
+	fd = open_or_die(path, O_RDONLY);
+	p = map_text(fd, len);
+	nstubs = rothp_find_stubs(fd, &blob);
+	if (nstubs > 0 && (size_t)blob + nstubs * ROTHP_STUB_SIZE > len)
+		nstubs = blob < (off_t)len ? (len - blob) / ROTHP_STUB_SIZE : 0;
+	if (nstubs < 2)
+		ksft_exit_fail_msg("%s: no stubs found in its first %zu MiB\n", path, len >> 20);
+	/* A stub inside a 2 MiB block, not at its start. */
+	k = nstubs / 2 + 3;
+	if (k >= nstubs)
+		k = nstubs - 1;
+	newval = (uint32_t)k | NEW_TAG;
+	imm_off = blob + k * ROTHP_STUB_SIZE + ROTHP_STUB_IMM;
+	memcpy(model + imm_off, &newval, sizeof(newval));
+	ksft_print_msg("running: %ld stubs at %#llx of %s; stub %ld will return %#x\n", nstubs,
+		       (unsigned long long)blob, path, k, newval);
+
+	rc = collapse("running", p, len, &err, &pmd);
+	ksft_test_result(!rc && pmd == (long)len,
+			 "running: MADV_COLLAPSE PMD-maps the copy's text\n");
+
+	rs = shared_page_or_die();
+	if (pipe(pfd))
+		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+	pid = fork_or_die();
+	if (!pid) {
+		close(pfd[0]);
+		run_stubs(p, blob, nstubs, k, rs, pfd[1]);
+	}
+	close(pfd[1]);
+	if (!wait_passes(rs, 1, 0))
+		ksft_print_msg("running: the child did no pass in %d s\n", WAIT_MS / 1000);
+
+	/* The write open, while the child runs the text. */
+	read_counters(counters);
+	wfd = open(path, O_RDWR);
+	if (wfd < 0)
+		ksft_print_msg("running: open(O_RDWR): %s\n", strerror(errno));
+	wrote = wfd >= 0 && pwrite(wfd, &newval, sizeof(newval), imm_off) == sizeof(newval);
+	if (wfd >= 0 && !wrote)
+		ksft_print_msg("running: pwrite: %s\n", strerror(errno));
+	print_counters("running: open(O_RDWR)", counters);
+	ksft_test_result(wrote, "running: open(O_RDWR) and pwrite() into the running text\n");
+
+	seen = wrote && wait_passes(rs, 0, 1);
+	ksft_print_msg("running: child at pass %ld, stub %ld returned the new value %ld times\n",
+		       shared_get(&rs->passes), k, shared_get(&rs->saw_new));
+	ksft_test_result(seen, "running: the child runs the new stub %ld after the pwrite\n", k);
+	if (wfd >= 0 && close(wfd))
+		ksft_print_msg("running: close: %s\n", strerror(errno));
+
+	passes = shared_get(&rs->passes);
+	alive = wait_passes(rs, passes + 2, 0) && !waitpid(pid, NULL, WNOHANG);
+	ksft_test_result(alive, "running: the child is alive and running after the close\n");
+
+	/* The last writer is gone: once clean, the text collapses again. */
+	if (fsync(fd))
+		ksft_print_msg("running: fsync: %s\n", strerror(errno));
+	rc = collapse("running, after close and fsync", p, len, &err, &pmd);
+	ksft_test_result(!rc, "running: MADV_COLLAPSE after close and fsync returns 0\n");
+	ksft_test_result(pmd == (long)len,
+			 "running: the text is PMD-mapped again after MADV_COLLAPSE\n");
+
+	shared_set(&rs->stop, 1);
+	rc = wait_child(pid, CHILD_TIMEOUT_MS, "running: child");
+	clean = read_reports(pfd[0]);
+	close(pfd[0]);
+	ksft_test_result(clean, "running: the child never saw a wrong stub value\n");
+	ksft_test_result(!rc, "running: the child exits with status 0\n");
+
+	fresh = stub_in_new_child(p, blob, k);
+	ksft_print_msg("running: stub %ld returns %#llx in a new child\n", k,
+		       (unsigned long long)fresh);
+	ksft_test_result(fresh == newval,
+			 "running: stub %ld returns the new value in a new child\n", k);
+	ksft_test_result(file_is(fd, model, orig_size, "running"),
+			 "running: pread gives the new stub %ld and the rest unchanged\n", k);
+
+	munmap((void *)rs, ROTHP_PAGE_SIZE);
+	munmap(p, len);
+	close(fd);
+	free(model);
+	rothp_scratch_remove(path);
+}
+
+/* b. New contents, written, collapsed, reopened for write. */
+
+enum write_way {
+	WRITE_FSYNC,		/* write(2), close, fsync */
+	WRITE_NO_FSYNC,		/* write(2), close */
+	WRITE_SHARED,		/* MAP_SHARED mapping, munmap, close, fsync */
+};
+
+static const char * const write_way_name[] = {
+	[WRITE_FSYNC] = "write-fsync",
+	[WRITE_NO_FSYNC] = "write-nosync",
+	[WRITE_SHARED] = "mmap-shared",
+};
+
+static void test_written(enum write_way way)
+{
+	const char *who = write_way_name[way];
+	char path[PATH_MAX], *p, *s, *model;
+	size_t i, len = text_len();
+	int fd, wfd, rc, err;
+	long pmd;
+
+	make_copy(who, path, sizeof(path));
+	/* New contents: every byte differs from textprog's. */
+	model = new_model();
+	for (i = 0; i < orig_size; i++)
+		model[i] ^= 0x5a + way;
+
+	wfd = open_or_die(path, O_RDWR);
+	if (way == WRITE_SHARED) {
+		s = mmap(NULL, orig_size, PROT_READ | PROT_WRITE, MAP_SHARED, wfd, 0);
+		if (s == MAP_FAILED)
+			ksft_exit_fail_msg("%s: mmap: %s\n", who, strerror(errno));
+		memcpy(s, model, orig_size);
+		munmap(s, orig_size);
+	} else if (write_all(wfd, model, orig_size)) {
+		ksft_exit_fail_msg("%s: write: %s\n", who, strerror(errno));
+	}
+	if (close(wfd))
+		ksft_exit_fail_msg("%s: close: %s\n", who, strerror(errno));
+
+	fd = open_or_die(path, O_RDONLY);
+	if (way != WRITE_NO_FSYNC && fsync(fd))
+		ksft_print_msg("%s: fsync: %s\n", who, strerror(errno));
+	p = map_text(fd, len);
+	rc = collapse(who, p, len, &err, &pmd);
+	if (way == WRITE_NO_FSYNC)
+		/* Dirty: SCAN_FAIL (EINVAL), or EAGAIN; success if written back meanwhile. */
+		ksft_test_result(!rc || err == EINVAL || err == EAGAIN,
+				 "%s: MADV_COLLAPSE without fsync: 0, EINVAL or EAGAIN\n", who);
+	else
+		ksft_test_result(!rc, "%s: MADV_COLLAPSE after fsync returns 0\n", who);
+	ksft_test_result(map_is(p, model, len, who),
+			 "%s: the r-x mapping reads what was written\n", who);
+
+	wfd = open_or_die(path, O_RDWR);
+	ksft_test_result(file_is(wfd, model, orig_size, who),
+			 "%s: pread after reopening O_RDWR reads what was written\n", who);
+	close(wfd);
+
+	/* And from the disk. */
+	munmap(p, len);
+	if (fsync(fd) || rothp_drop_caches())
+		ksft_print_msg("%s: fsync or drop_caches: %s\n", who, strerror(errno));
+	ksft_test_result(file_is(fd, model, orig_size, who),
+			 "%s: the disk holds what was written\n", who);
+	close(fd);
+	free(model);
+	rothp_scratch_remove(path);
+}
+
+/* c. Writes, truncation, hole punching and direct I/O after collapse. */
+static void test_after_collapse(void)
+{
+	const char *who = "after-collapse";
+	char path[PATH_MAX], skip[128], *p, *s, *model, *dbuf = NULL;
+	size_t off, len = text_len(), cut = orig_size - CUT_LEN;
+	int fd, wfd, dfd, rc, err;
+	bool ok;
+	long pmd;
+
+	if (orig_size < CUT_LEN + PUNCH_OFF + PUNCH_LEN || DIO_OFF + DIO_LEN > len)
+		ksft_exit_fail_msg("%s is too small: %zu bytes\n", prog, orig_size);
+	make_copy("after", path, sizeof(path));
+	model = new_model();
+	fd = open_or_die(path, O_RDONLY);
+	p = map_text(fd, len);
+	rc = collapse(who, p, len, &err, &pmd);
+	ksft_test_result(!rc && pmd == (long)len, "%s: MADV_COLLAPSE PMD-maps the copy\n", who);
+
+	/* A little in every 64 KiB, through a shared mapping. */
+	wfd = open_or_die(path, O_RDWR);
+	s = mmap(NULL, orig_size, PROT_READ | PROT_WRITE, MAP_SHARED, wfd, 0);
+	if (s == MAP_FAILED)
+		ksft_exit_fail_msg("%s: mmap shared: %s\n", who, strerror(errno));
+	for (off = 0; off + SHARED_STRIDE <= orig_size; off += SHARED_STRIDE) {
+		memset(s + off + 64, 0xa5 ^ (off >> 16), SHARED_LEN);
+		memset(model + off + 64, 0xa5 ^ (off >> 16), SHARED_LEN);
+	}
+	ok = !msync(s, orig_size, MS_SYNC);
+	if (!ok)
+		ksft_print_msg("%s: msync: %s\n", who, strerror(errno));
+	ok = file_is(wfd, model, orig_size, "after-collapse, shared writes") && ok;
+	ksft_test_result(ok, "%s: writes through a shared mapping read back after msync\n", who);
+	munmap(s, orig_size);
+	ksft_test_result(map_is(p, model, len, who),
+			 "%s: the r-x private mapping sees the shared writes\n", who);
+
+	/* Cut 3 MiB off and extend back: zeros. */
+	ok = !ftruncate(wfd, cut) && !ftruncate(wfd, orig_size);
+	if (!ok)
+		ksft_print_msg("%s: ftruncate: %s\n", who, strerror(errno));
+	memset(model + cut, 0, CUT_LEN);
+	ok = file_is(wfd, model, orig_size, "after-collapse, truncate") && ok;
+	ksft_test_result(ok, "%s: truncate down 3 MiB and back reads zeros past the cut\n", who);
+
+	/* Punch 2 MiB out of what was a THP. */
+	rc = fallocate(wfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, PUNCH_OFF, PUNCH_LEN);
+	err = rc ? errno : 0;
+	if (!rc)
+		memset(model + PUNCH_OFF, 0, PUNCH_LEN);
+	else
+		ksft_print_msg("%s: fallocate(PUNCH_HOLE): %s\n", who, strerror(err));
+	snprintf(skip, sizeof(skip), "fallocate(PUNCH_HOLE): %s", strerror(err));
+	rothp_result(err == EOPNOTSUPP ? skip : NULL,
+		     !rc && file_is(wfd, model, orig_size, "after-collapse, punch"),
+		     "%s: a punched 2 MiB hole reads zeros", who);
+	ksft_test_result(map_is(p, model, len, who),
+			 "%s: the r-x private mapping reads the cut and the hole as zeros\n", who);
+	if (close(wfd))
+		ksft_print_msg("%s: close: %s\n", who, strerror(errno));
+
+	/* Collapse again, then write with O_DIRECT. */
+	if (fsync(fd))
+		ksft_print_msg("%s: fsync: %s\n", who, strerror(errno));
+	rc = collapse("after-collapse, again", p, len, &err, &pmd);
+	ksft_test_result(!rc, "%s: MADV_COLLAPSE after the writer closed and fsync returns 0\n",
+			 who);
+	dfd = open(path, O_RDWR | O_DIRECT);
+	err = dfd < 0 ? errno : 0;
+	snprintf(skip, sizeof(skip), "open(O_DIRECT): EINVAL: no direct I/O here");
+	if (dfd < 0 && err != EINVAL)
+		ksft_print_msg("%s: open(O_DIRECT): %s\n", who, strerror(err));
+	ok = false;
+	if (dfd >= 0 && !posix_memalign((void **)&dbuf, ROTHP_PAGE_SIZE, DIO_LEN)) {
+		memset(dbuf, 0x3c, DIO_LEN);
+		memcpy(model + DIO_OFF, dbuf, DIO_LEN);
+		ok = pwrite(dfd, dbuf, DIO_LEN, DIO_OFF) == DIO_LEN;
+		if (!ok)
+			ksft_print_msg("%s: O_DIRECT pwrite: %s\n", who, strerror(errno));
+		memset(dbuf, 0, DIO_LEN);
+		if (ok && pread(dfd, dbuf, DIO_LEN, DIO_OFF) != DIO_LEN) {
+			ksft_print_msg("%s: O_DIRECT pread: %s\n", who, strerror(errno));
+			ok = false;
+		}
+		ok = ok && !memcmp(dbuf, model + DIO_OFF, DIO_LEN);
+	}
+	rothp_result(err == EINVAL ? skip : NULL, ok,
+		     "%s: an O_DIRECT pwrite reads back with O_DIRECT", who);
+	rothp_result(err == EINVAL ? skip : NULL,
+		     ok && file_is(fd, model, orig_size, "after-collapse, O_DIRECT") &&
+		     map_is(p, model, len, who),
+		     "%s: pread and the mapping read the O_DIRECT write", who);
+	if (dfd >= 0)
+		close(dfd);
+	free(dbuf);
+
+	munmap(p, len);
+	if (fsync(fd) || rothp_drop_caches())
+		ksft_print_msg("%s: fsync or drop_caches: %s\n", who, strerror(errno));
+	ksft_test_result(file_is(fd, model, orig_size, "after-collapse, disk"),
+			 "%s: the disk holds the expected contents\n", who);
+	close(fd);
+	free(model);
+	rothp_scratch_remove(path);
+}
+
+/* d. Collapse, write opens and reads racing. */
+
+struct race_stats {
+	long collapses, collapsed, einval, eagain, other;
+	long opens, open_fail;
+	long reads, read_bad;
+	long stop;
+};
+
+static bool race_over(long passes, double deadline)
+{
+	return passes >= RACE_PASSES || rothp_now() >= deadline;
+}
+
+static void race_collapser(const char *path, struct race_stats *st, double deadline)
+{
+	size_t len = text_len();
+	int fd = open(path, O_RDONLY);
+	char *p;
+
+	if (fd < 0)
+		_exit(2);
+	p = rothp_map_aligned(fd, len, 0, 0, PROT_READ | PROT_EXEC);
+	if (p == MAP_FAILED)
+		_exit(2);
+	/*
+	 * One 2 MiB block a pass: a call over the whole file would nearly
+	 * always meet one of the opener's opens and fail.
+	 */
+	while (!race_over(st->collapses, deadline)) {
+		size_t off = (st->collapses % (len / ROTHP_PMD_SIZE)) * ROTHP_PMD_SIZE;
+
+		st->collapses++;
+		if (!madvise(p + off, ROTHP_PMD_SIZE, MADV_COLLAPSE))
+			st->collapsed++;
+		else if (errno == EINVAL)
+			st->einval++;
+		else if (errno == EAGAIN)
+			st->eagain++;
+		else
+			st->other++;
+	}
+	/* What it maps must still be the file. */
+	_exit(rothp_hash(p, len) == rothp_hash(orig, len) ? 0 : 1);
+}
+
+static void race_opener(const char *path, struct race_stats *st, double deadline)
+{
+	int fd;
+
+	/* Until the others are done: they may take longer per pass. */
+	while (!shared_get(&st->stop) && rothp_now() < deadline) {
+		st->opens++;
+		fd = open(path, O_RDWR);
+		if (fd < 0)
+			st->open_fail++;
+		else
+			close(fd);
+		usleep(20 * 1000);
+	}
+	_exit(st->open_fail ? 1 : 0);
+}
+
+static void race_reader(const char *path, struct race_stats *st, double deadline)
+{
+	uint64_t want = rothp_hash(orig, orig_size), hash;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		_exit(2);
+	while (!race_over(st->reads, deadline)) {
+		st->reads++;
+		if (rothp_file_hash(fd, 0, orig_size, &hash) || hash != want)
+			st->read_bad++;
+	}
+	_exit(st->read_bad ? 1 : 0);
+}
+
+static void test_race(void)
+{
+	char path[PATH_MAX];
+	struct race_stats *st;
+	double start, deadline;
+	int fd, rc_c, rc_o, rc_r;
+	pid_t collapser, opener, reader;
+	bool same;
+
+	make_copy("race", path, sizeof(path));
+	st = shared_page_or_die();
+	start = rothp_now();
+	deadline = start + RACE_SECONDS;
+
+	collapser = fork_or_die();
+	if (!collapser)
+		race_collapser(path, st, deadline);
+	opener = fork_or_die();
+	if (!opener)
+		race_opener(path, st, deadline);
+	reader = fork_or_die();
+	if (!reader)
+		race_reader(path, st, deadline);
+
+	rc_c = wait_child(collapser, RACE_SECONDS * 1000L + CHILD_TIMEOUT_MS, "race: collapser");
+	rc_r = wait_child(reader, RACE_SECONDS * 1000L + CHILD_TIMEOUT_MS, "race: reader");
+	shared_set(&st->stop, 1);
+	rc_o = wait_child(opener, CHILD_TIMEOUT_MS, "race: opener");
+	ksft_print_msg("race: %.1f s; collapser %ld passes (%ld ok, %ld EINVAL, %ld EAGAIN, %ld other)\n",
+		       rothp_now() - start, st->collapses, st->collapsed, st->einval, st->eagain,
+		       st->other);
+	ksft_print_msg("race: opener %ld opens (%ld failed), reader %ld passes (%ld wrong)\n",
+		       st->opens, st->open_fail, st->reads, st->read_bad);
+
+	ksft_test_result(st->reads > 0 && !st->read_bad,
+			 "race: the reader always read the original contents\n");
+	ksft_test_result(!rc_c && !rc_o && !rc_r,
+			 "race: collapser, opener and reader exit with status 0\n");
+
+	fd = open_or_die(path, O_RDONLY);
+	same = file_is(fd, orig, orig_size, "race");
+	if (rothp_drop_caches())
+		ksft_print_msg("race: drop_caches: %s\n", strerror(errno));
+	same = file_is(fd, orig, orig_size, "race, disk") && same;
+	ksft_test_result(same, "race: the file is unchanged, in the cache and on disk\n");
+	close(fd);
+	munmap(st, ROTHP_PAGE_SIZE);
+	rothp_scratch_remove(path);
+}
+
+/* The whole of textprog, the model every copy starts from. */
+static void read_orig(void)
+{
+	struct stat st;
+	ssize_t n;
+	size_t off;
+	int fd;
+
+	fd = open_or_die(prog, O_RDONLY);
+	if (fstat(fd, &st))
+		ksft_exit_fail_msg("%s: %s\n", prog, strerror(errno));
+	orig_size = st.st_size;
+	if (orig_size < 2 * ROTHP_PMD_SIZE)
+		ksft_exit_fail_msg("%s is smaller than 4 MiB\n", prog);
+	orig = malloc(orig_size);
+	if (!orig)
+		ksft_exit_fail_msg("malloc %zu: %s\n", orig_size, strerror(errno));
+	for (off = 0; off < orig_size; off += n) {
+		n = pread(fd, orig + off, orig_size - off, off);
+		if (n <= 0)
+			ksft_exit_fail_msg("pread %s: %s\n", prog, n ? strerror(errno) : "short");
+	}
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	const char *fs;
+	long val;
+	int large;
+
+	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
+	ksft_set_plan(35);
+	fs = rothp_fs_name(dir, &large);
+	ksft_print_msg("%s, %s: %s\n", fs,
+		       large > 0 ? "large folios" : large ? "large folios unknown" : "no large folios",
+		       rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &val) ? ROTHP_NO_SPLIT_ON_WRITE :
+		       "kernel has " ROTHP_VM_SPLIT_ON_WRITE);
+	read_orig();
+
+	test_running();
+	test_written(WRITE_FSYNC);
+	test_written(WRITE_NO_FSYNC);
+	test_written(WRITE_SHARED);
+	test_after_collapse();
+	test_race();
+
+	free(orig);
+	ksft_finished();
+}
