@@ -25,6 +25,9 @@ done
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (make deps)"
 
 boot_timeout=${BOOT_TIMEOUT:-2400}
+# DISK_CACHE=none: guest reads that miss its page cache go to the disk, not
+# to the host's page cache (bench.sh sets it, so I/O costs what it costs).
+disk_cache=${DISK_CACHE:-writeback}
 mem=${GUEST_MEM:-2G}
 append="console=ttyS0 panic=-1 rothp.mode=$mode ${FILTER:+rothp.filter=$FILTER} ${TEST_TIMEOUT:+rothp.timeout=$TEST_TIMEOUT} ${APPEND:-}"
 
@@ -44,8 +47,8 @@ qemu() {
 		-nodefaults -display none -no-reboot \
 		-kernel "$kimg" -initrd "$img/initramfs.cpio" \
 		-append "${append/rothp.mode=$mode/rothp.mode=$m}" \
-		-drive "file=$dir/ext4.img,if=virtio,format=raw" \
-		-drive "file=$dir/xfs.img,if=virtio,format=raw" \
+		-drive "file=$dir/ext4.img,if=virtio,format=raw,cache=$disk_cache" \
+		-drive "file=$dir/xfs.img,if=virtio,format=raw,cache=$disk_cache" \
 		-serial "file:$dir/console.log" -serial "file:$dir/ktap.log" \
 		>"$dir/qemu.log" 2>&1
 }

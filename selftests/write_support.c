@@ -21,6 +21,9 @@
  *  d. race: one child collapses its mapping of the file in a loop, one opens
  *     the file for write and closes it in a loop, one reads it and checks its
  *     hash; the file never reads differently.
+ *  e. recollapse: after an open for write split (or dropped) a collapsed
+ *     copy's THPs and a pwrite() changed one byte, khugepaged, not
+ *     MADV_COLLAPSE, PMD-maps the file again once the writer closed it.
  *
  * On 6.12 the write open truncates the page cache of an ext4 file with THPs;
  * with the series it splits them (see write_open.c). Both must pass all of
@@ -60,6 +63,10 @@
 /* Part d: each loop stops after this many passes or this many seconds. */
 #define RACE_PASSES		40
 #define RACE_SECONDS		60
+
+/* Part e: how long khugepaged gets, and how often the mapping is looked at. */
+#define RECOLLAPSE_TIMEOUT_MS	(60 * 1000)
+#define RECOLLAPSE_INTERVAL_MS	200
 
 typedef int (*stub_fn)(void);
 
@@ -826,6 +833,129 @@ static void test_race(void)
 	rothp_scratch_remove(path);
 }
 
+/* e. khugepaged collapses the file again after the writer closed it. */
+
+struct refault_state {
+	const char *p;
+	size_t len;
+	long pmd;	/* last FilePmdMapped, bytes */
+	int polls;
+};
+
+/*
+ * Read every page of the mapping: after khugepaged's collapse_file() retracts
+ * the page tables, the next fault maps the new THP with a PMD.
+ */
+static bool refaulted_pmd_mapped(void *arg)
+{
+	struct refault_state *st = arg;
+	size_t off;
+
+	st->polls++;
+	for (off = 0; off < st->len; off += ROTHP_PAGE_SIZE)
+		(void)__atomic_load_n(st->p + off, __ATOMIC_RELAXED);
+	st->pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)st->p);
+	return st->pmd == (long)st->len;
+}
+
+/*
+ * No feature check is needed: on 6.12 the write open drops the page cache of
+ * an ext4 file with THPs (do_dentry_open()), with the series it splits them;
+ * either way the file is left in small folios that khugepaged must collapse
+ * again once no writer holds it (file_thp_enabled() wants
+ * !inode_is_open_for_write()). On XFS, with large folios, the open neither
+ * splits nor drops (filemap_nr_thps() stays 0), so the mapping stays, or at
+ * the refault gets, PMD-mapped and the check still holds.
+ */
+static void test_recollapse(void)
+{
+	const char *who = "recollapse";
+	/* The top byte of a stub's immediate: stub k then returns k | NEW_TAG. */
+	const unsigned char tag = NEW_TAG >> 24;
+	struct refault_state st = { .len = text_len() };
+	char path[PATH_MAX], enabled[64], *p, *model;
+	long nstubs, k, pmd, ms = -1, counters[2];
+	off_t blob = 0, tag_off;
+	bool collapsed, wrote, byte_ok;
+	int fd, wfd, rc, err;
+
+	make_copy("recollapse", path, sizeof(path));
+	model = new_model();
+	fd = open_or_die(path, O_RDONLY);
+	p = map_text(fd, st.len);
+	st.p = p;
+	nstubs = rothp_find_stubs(fd, &blob);
+	k = nstubs / 2;
+	tag_off = blob + k * ROTHP_STUB_SIZE + ROTHP_STUB_IMM + 3;
+	if (nstubs < 1 || tag_off >= (off_t)st.len)
+		ksft_exit_fail_msg("%s: no stubs found in its first %zu MiB\n", path,
+				   st.len >> 20);
+	model[tag_off] = tag;
+	ksft_print_msg("%s: stub %ld at %#llx of %s gets byte %#x at %#llx\n", who, k,
+		       (unsigned long long)(blob + k * ROTHP_STUB_SIZE), path, tag,
+		       (unsigned long long)tag_off);
+
+	rc = collapse(who, p, st.len, &err, &pmd);
+	collapsed = !rc && pmd == (long)st.len;
+	if (!collapsed)
+		ksft_print_msg("%s: MADV_COLLAPSE did not PMD-map the copy to start with\n", who);
+
+	/* One writer: the open splits or drops the THPs; it changes a byte. */
+	read_counters(counters);
+	wfd = open(path, O_RDWR);
+	if (wfd < 0)
+		ksft_print_msg("%s: open(O_RDWR): %s\n", who, strerror(errno));
+	wrote = wfd >= 0 && pwrite(wfd, &tag, 1, tag_off) == 1;
+	if (wfd >= 0 && !wrote)
+		ksft_print_msg("%s: pwrite: %s\n", who, strerror(errno));
+	if (wfd >= 0 && close(wfd)) {
+		ksft_print_msg("%s: close: %s\n", who, strerror(errno));
+		wrote = false;
+	}
+	print_counters("recollapse: open(O_RDWR)", counters);
+	/* khugepaged does not collapse dirty pages (collapse_file(): SCAN_FAIL). */
+	if (fsync(fd))
+		ksft_print_msg("%s: fsync: %s\n", who, strerror(errno));
+	ksft_print_msg("%s: after the close and fsync, FilePmdMapped %ld of %zu kB\n", who,
+		       rothp_file_pmd_mapped(getpid(), (unsigned long)p) / 1024, st.len >> 10);
+
+	if (rothp_thp_save())
+		ksft_exit_fail_msg("%s: cannot save THP settings\n", who);
+	if (rothp_thp_set_str("enabled", "madvise") || rothp_thp_khugepaged_fast())
+		ksft_exit_fail_msg("%s: cannot set THP settings\n", who);
+	rothp_thp_read_str("enabled", enabled, sizeof(enabled));
+	ksft_print_msg("%s: THP enabled=%s, khugepaged scan/alloc sleep 100 ms\n", who, enabled);
+
+	/* Only registers the mm with khugepaged: no collapse by this process. */
+	if (madvise(p, st.len, MADV_HUGEPAGE))
+		ksft_print_msg("%s: MADV_HUGEPAGE: %s\n", who, strerror(errno));
+	else
+		ms = rothp_wait_until(refaulted_pmd_mapped, &st, RECOLLAPSE_TIMEOUT_MS,
+				      RECOLLAPSE_INTERVAL_MS);
+	if (ms >= 0)
+		ksft_print_msg("%s: all of the mapping PMD-mapped after %.1f s (%d polls)\n", who,
+			       ms / 1000.0, st.polls);
+	else
+		ksft_print_msg("%s: FilePmdMapped %ld of %zu kB after %d polls\n", who,
+			       st.pmd / 1024, st.len >> 10, st.polls);
+	rothp_thp_restore();
+	ksft_test_result(collapsed && wrote && ms >= 0,
+			 "%s: khugepaged PMD-maps the file again after the writer closed it\n",
+			 who);
+
+	byte_ok = (unsigned char)p[tag_off] == tag;
+	if (!byte_ok)
+		ksft_print_msg("%s: the mapping has %#x at %#llx, expected %#x\n", who,
+			       (unsigned char)p[tag_off], (unsigned long long)tag_off, tag);
+	ksft_test_result(map_is(p, model, st.len, who) && byte_ok,
+			 "%s: the mapping shows the written byte\n", who);
+
+	munmap(p, st.len);
+	close(fd);
+	free(model);
+	rothp_scratch_remove(path);
+}
+
 /* The whole of textprog, the model every copy starts from. */
 static void read_orig(void)
 {
@@ -858,7 +988,7 @@ int main(int argc, char **argv)
 	int large;
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
-	ksft_set_plan(35);
+	ksft_set_plan(37);
 	fs = rothp_fs_name(dir, &large);
 	ksft_print_msg("%s, %s: %s\n", fs,
 		       large > 0 ? "large folios" : large ? "large folios unknown" : "no large folios",
@@ -872,6 +1002,7 @@ int main(int argc, char **argv)
 	test_written(WRITE_SHARED);
 	test_after_collapse();
 	test_race();
+	test_recollapse();
 
 	free(orig);
 	ksft_finished();
