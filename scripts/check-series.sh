@@ -19,8 +19,11 @@ bad=0
 for p in "${patches[@]}"; do
 	out=$("$SRC/scripts/checkpatch.pl" --strict --showfile --no-summary \
 		--show-types "$p" 2>&1 || true)
-	[ -z "$out" ] && { info "checkpatch: $(basename "$p"): clean"; continue; }
-	errors=$(grep -c '^[^ ]*: *ERROR:\|^ERROR:' <<<"$out" || true)
+	if ! grep -qE '(ERROR|WARNING|CHECK):' <<<"$out"; then
+		info "checkpatch: $(basename "$p"): clean"
+		continue
+	fi
+	errors=$(grep -cE '(^|: *)ERROR:' <<<"$out" || true)
 	unjustified=()
 	while read -r type; do
 		grep -q "^checkpatch: $type:" "$p" || unjustified+=("$type")
