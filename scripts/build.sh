@@ -44,7 +44,8 @@ mkdir -p "$obj"
 configure() {
 	[ -f "$obj/.config" ] && cp -p "$obj/.config" "$obj/.config.prev"
 	make_k tinyconfig
-	"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${frags[@]}"
+	# merge_config.sh leaves its temporary files in the current directory.
+	(cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${frags[@]}")
 	make_k olddefconfig
 	if [ -f "$obj/.config.prev" ] && cmp -s "$obj/.config" "$obj/.config.prev"; then
 		mv "$obj/.config.prev" "$obj/.config"
