@@ -27,12 +27,7 @@ int main(int argc, char **argv)
 	ksft_set_plan(9);
 
 	/* First process: MADV_COLLAPSE of its own text, before running it. */
-	if (textproc_start(&first, prog, "collapse"))
-		ksft_exit_fail_msg("cannot start %s collapse\n", prog);
-	if (first.action_rc)
-		ksft_print_msg("MADV_COLLAPSE: rc %d, %s\n", first.action_rc,
-			       strerror(first.action_errno));
-	ksft_test_result(first.action_rc == 0, "collapse: MADV_COLLAPSE of the text returns 0\n");
+	textproc_start_checked(&first, prog, "collapse", "collapse: MADV_COLLAPSE of the text");
 
 	eligible = textproc_eligible(&first);
 	ksft_print_msg("text %lx-%lx: %ld eligible 2 MiB blocks\n", first.start, first.end,

@@ -166,13 +166,8 @@ static void test_never_khugepaged(void)
 	 */
 	if (rothp_prewarm(prog_path))
 		ksft_exit_fail_msg("cannot read %s\n", prog_path);
-	if (textproc_start(&tp, prog_path, "hugepage"))
-		ksft_exit_fail_msg("cannot start %s hugepage\n", prog_path);
 	/* hugepage_madvise() only sets VM_HUGEPAGE: it succeeds under never. */
-	if (tp.action_rc)
-		ksft_print_msg("never: MADV_HUGEPAGE rc %d, %s\n", tp.action_rc,
-			       strerror(tp.action_errno));
-	ksft_test_result(tp.action_rc == 0, "never: MADV_HUGEPAGE of the text returns 0\n");
+	textproc_start_checked(&tp, prog_path, "hugepage", "never: MADV_HUGEPAGE of the text");
 
 	st.tp = &tp;
 	ms = rothp_wait_until(any_pmd_mapped, &st, NEVER_POLL_MS, INTERVAL_MS);

@@ -73,12 +73,7 @@ int main(int argc, char **argv)
 	if (rothp_prewarm(prog))
 		ksft_exit_fail_msg("cannot read %s\n", prog);
 
-	if (textproc_start(&tp, prog, "hugepage"))
-		ksft_exit_fail_msg("cannot start %s hugepage\n", prog);
-	if (tp.action_rc)
-		ksft_print_msg("MADV_HUGEPAGE: rc %d, %s\n", tp.action_rc,
-			       strerror(tp.action_errno));
-	ksft_test_result(tp.action_rc == 0, "khugepaged: MADV_HUGEPAGE of the text returns 0\n");
+	textproc_start_checked(&tp, prog, "hugepage", "khugepaged: MADV_HUGEPAGE of the text");
 
 	eligible = textproc_eligible(&tp);
 	ksft_print_msg("text %lx-%lx: %ld eligible 2 MiB blocks\n", tp.start, tp.end, eligible);

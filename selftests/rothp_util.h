@@ -188,6 +188,13 @@ int rothp_sample_placement(const char *path, const struct rothp_elf *elf, int ru
 } while (0)
 
 /*
+ * Start textprog at path with its initial action, or exit failing; one
+ * result: "<what> returns 0", the action's madvise() return value.
+ */
+#define textproc_start_checked(tp, path, action, what) do {			const char *__what = (what);															if (textproc_start(tp, path, action))						ksft_exit_fail_msg("cannot start %s %s\n", path, action);		if ((tp)->action_rc)								ksft_print_msg("%s: rc %d, %s\n", __what, (tp)->action_rc,				       strerror((tp)->action_errno));			ksft_test_result((tp)->action_rc == 0, "%s returns 0\n", __what); \
+} while (0)
+
+/*
  * Common start of every test binary: KTAP header, argument and environment
  * checks (skipping with a reason), drop_caches. Returns the directory; the
  * caller sets its own plan, as kselftest.h keeps its counters per file.
