@@ -40,7 +40,6 @@ cp "$ROTHP_TOP/selftests/bench.list" "$img/root/rothp/bench.list"
 while read -r _ _ bin _; do
 	[ -n "$bin" ] && cp "$out/$bin" "$img/root/rothp/"
 done < <(cat "$ROTHP_TOP"/selftests/{tests,bench}.list | grep -vE '^[[:space:]]*(#|$)')
-cp "$out"/textprog "$img/root/rothp/"
 # The dynamically linked test programs run with the host's ld.so and libc.
 for lib in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6; do
 	[ -e "$lib" ] || die "$lib missing: the dynamic PIE tests need it"

@@ -48,9 +48,7 @@ int main(int argc, char **argv)
 	char prog[PATH_MAX], enabled[64];
 	struct poll_state st = { .run_ok = 1 };
 	struct textproc tp;
-	uint64_t memsum = 0, filesum = 1;
-	long eligible, ms, calls;
-	int ok;
+	long eligible, ms;
 
 	rothp_test_init(argc, argv, prog, sizeof(prog));
 	ksft_set_plan(6);
@@ -94,15 +92,7 @@ int main(int argc, char **argv)
 			 "khugepaged: every eligible block PMD-mapped within %d s\n",
 			 TIMEOUT_MS / 1000);
 
-	if (textproc_sum(&tp, &memsum, &filesum))
-		ksft_print_msg("khugepaged: no sum reply\n");
-	else if (memsum != filesum)
-		ksft_print_msg("khugepaged: memory hash %llx, file hash %llx\n",
-			       (unsigned long long)memsum, (unsigned long long)filesum);
-	ksft_test_result(memsum == filesum, "khugepaged: text in memory matches the file\n");
-
-	ok = textproc_run(&tp, &calls);
-	ksft_test_result(ok == 1, "khugepaged: every stub returns its index\n");
+	textproc_check_sum_and_run(&tp, "khugepaged");
 
 	ksft_test_result(!textproc_stop(&tp), "khugepaged: textprog exits with status 0\n");
 	rothp_thp_restore();

@@ -1041,18 +1041,24 @@ long textproc_eligible(struct textproc *tp)
  * Check a textprog's contents and execution: *sum_ok if its stubs in memory
  * hash as the file does, *run_ok if every stub returns its index.
  */
-void textproc_sum_and_run(struct textproc *tp, const char *who, bool *sum_ok, bool *run_ok)
+bool textproc_sum_matches(struct textproc *tp, const char *who)
 {
 	uint64_t memsum = 0, filesum = 1;
-	long calls = 0;
-	int ok;
 
 	if (textproc_sum(tp, &memsum, &filesum))
 		ksft_print_msg("%s: no sum reply\n", who);
 	else if (memsum != filesum)
 		ksft_print_msg("%s: memory hash %llx, file hash %llx\n", who,
 			       (unsigned long long)memsum, (unsigned long long)filesum);
-	*sum_ok = memsum == filesum;
+	return memsum == filesum;
+}
+
+void textproc_sum_and_run(struct textproc *tp, const char *who, bool *sum_ok, bool *run_ok)
+{
+	long calls = 0;
+	int ok;
+
+	*sum_ok = textproc_sum_matches(tp, who);
 
 	ok = textproc_run(tp, &calls);
 	if (ok != 1)

@@ -153,6 +153,7 @@ int textproc_run(struct textproc *tp, long *calls);
 int textproc_sum(struct textproc *tp, uint64_t *memsum, uint64_t *filesum);
 int textproc_stop(struct textproc *tp);
 long textproc_eligible(struct textproc *tp);
+bool textproc_sum_matches(struct textproc *tp, const char *who);
 void textproc_sum_and_run(struct textproc *tp, const char *who, bool *sum_ok, bool *run_ok);
 
 /* ELF program headers, and where the kernel loads them. */
