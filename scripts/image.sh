@@ -32,6 +32,35 @@ for f in $(make -s -C "$ROTHP_TOP/selftests" OUTPUT="$out" print-disk-progs); do
 	cp "$out/$f" "$img/fs/$f"
 done
 
+# gcc's cc1, a real program with ~20 MiB of 2 MiB-congruent text (always_text
+# runs it), as gcc/cc1, with the shared libraries ldd resolves for it, the
+# loader included, in gcc/lib: the guest runs it with LD_LIBRARY_PATH there.
+cc=${CC:-gcc}
+gcc_ver=$("$cc" -dumpversion 2>/dev/null) ||
+	die "$cc missing: install build-essential (make deps)"
+cc1=$("$cc" -print-prog-name=cc1)
+[ -f "$cc1" ] && [ -x "$cc1" ] ||
+	die "gcc's cc1 missing ($cc -print-prog-name=cc1 says '$cc1'): apt-get install gcc-$gcc_ver (it depends on cpp-$gcc_ver, which ships cc1), or make deps"
+mkdir -p "$img/fs/gcc/lib"
+cp "$cc1" "$img/fs/gcc/cc1"
+ldd "$cc1" >"$img/cc1.ldd" 2>&1 || die "ldd $cc1 failed: $(head -n 3 "$img/cc1.ldd")"
+! grep -q 'not found' "$img/cc1.ldd" ||
+	die "$cc1 needs libraries this machine lacks: $(grep 'not found' "$img/cc1.ldd" | tr -s ' \t\n' ' ')(reinstall gcc-$gcc_ver)"
+# "name => /path (addr)" for libraries, "/path (addr)" for the loader.
+while read -r name path; do
+	cp -L "$path" "$img/fs/gcc/lib/$name"
+done < <(awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }
+	$1 ~ /^\// { n = split($1, p, "/"); print p[n], $1 }' "$img/cc1.ldd")
+[ -n "$(ls "$img/fs/gcc/lib")" ] || die "ldd found no libraries for $cc1: $(head -n 3 "$img/cc1.ldd")"
+
+# Every test copies files into its disk: keep room for them.
+disk_size=${DISK_SIZE:-512M}
+scratch_room=$((256 << 20))
+fs_bytes=$(du -sb "$img/fs" | cut -f1)
+disk_bytes=$(numfmt --from=iec "$disk_size") || die "DISK_SIZE=$disk_size is not a size"
+[ $((fs_bytes + scratch_room)) -le "$disk_bytes" ] ||
+	die "the disk files take $((fs_bytes >> 20)) MiB: with 256 MiB for the tests' copies that exceeds DISK_SIZE=$disk_size"
+
 # initramfs: busybox and the runner; the test binaries themselves.
 cp "$busybox" "$img/root/bin/busybox"
 install -m 0755 "$ROTHP_TOP/selftests/init" "$img/root/init"
@@ -52,22 +81,33 @@ mv "$img/initramfs.cpio.new" "$img/initramfs.cpio"
 
 # ext4: 4 KiB blocks, so a 2 MiB folio covers 512 whole blocks.
 rm -f "$img/ext4.img"
-truncate -s "${DISK_SIZE:-512M}" "$img/ext4.img"
+truncate -s "$disk_size" "$img/ext4.img"
 mkfs.ext4 -q -F -b 4096 -L rothp-ext4 -d "$img/fs" "$img/ext4.img" ||
 	die "mkfs.ext4 -d failed"
 
-# xfs: mkfs.xfs of bookworm has no -d, but it populates from a protofile.
+# xfs: mkfs.xfs of bookworm has no -d, but it populates from a protofile:
+# one line per file, a directory's entries after its line, ended by "$".
+proto_dir() {
+	local f
+	for f in "$1"/*; do
+		if [ -d "$f" ]; then
+			printf '%s d--%s 0 0\n' "$(basename "$f")" "$(stat -c '%a' "$f")"
+			proto_dir "$f"
+			echo "\$"
+		else
+			printf '%s ---%s 0 0 %s\n' "$(basename "$f")" "$(stat -c '%a' "$f")" "$f"
+		fi
+	done
+}
 {
 	echo "rothp"
 	echo "0 0"
 	echo "d--755 0 0"
-	for f in "$img/fs"/*; do
-		printf '%s ---%s 0 0 %s\n' "$(basename "$f")" "$(stat -c '%a' "$f")" "$f"
-	done
+	proto_dir "$img/fs"
 	echo "\$"
 } >"$img/xfs.proto"
 rm -f "$img/xfs.img"
-truncate -s "${DISK_SIZE:-512M}" "$img/xfs.img"
+truncate -s "$disk_size" "$img/xfs.img"
 mkfs.xfs -q -f -b size=4096 -L rothp-xfs -p "$img/xfs.proto" "$img/xfs.img" >/dev/null ||
 	die "mkfs.xfs -p failed"
-info "images ready in ${img#"$ROTHP_TOP"/}: initramfs.cpio ($(du -h "$img/initramfs.cpio" | cut -f1)), ext4.img, xfs.img"
+info "images ready in ${img#"$ROTHP_TOP"/}: initramfs.cpio ($(du -h "$img/initramfs.cpio" | cut -f1)), ext4.img, xfs.img ($((fs_bytes >> 20)) MiB of files in $disk_size each)"

@@ -197,19 +197,6 @@ static void reread(uint64_t hash, double *secs, double *kept)
 	       *kept);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int main(int argc, char **argv)
 {
 	double secs[RUNS], kept[RUNS];
@@ -247,7 +234,7 @@ int main(int argc, char **argv)
 	}
 	path[0] = '\0';
 
-	printf("BENCH write_open_reread_s %.6f s\n", median(secs, RUNS));
-	printf("BENCH write_open_cache_kept %.4f ratio\n", median(kept, RUNS));
+	printf("BENCH write_open_reread_s %.6f s\n", rothp_median(secs, RUNS));
+	printf("BENCH write_open_cache_kept %.4f ratio\n", rothp_median(kept, RUNS));
 	return 0;
 }

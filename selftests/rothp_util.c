@@ -572,29 +572,38 @@ const char *rothp_fs_name(const char *path, int *large_folios)
 }
 
 /*
- * Read a /proc/vmstat counter: 0 with *val set, or -1 with errno ENOENT if
- * this kernel has no such counter.
+ * The number after "name<sep>" on a line of a /proc file: 0 with *val set,
+ * or -1 with errno ENOENT if there is no such line.
  */
-int rothp_vmstat(const char *name, long *val)
+static int proc_field(const char *path, const char *name, char sep, long *val)
 {
 	size_t nlen = strlen(name);
 	char line[256];
 	int ret = -1;
 	FILE *fp;
 
-	fp = fopen("/proc/vmstat", "r");
+	fp = fopen(path, "r");
 	if (!fp)
 		return -1;
 	errno = ENOENT;
 	while (fgets(line, sizeof(line), fp)) {
-		if (!strncmp(line, name, nlen) && line[nlen] == ' ' &&
-		    sscanf(line + nlen, "%ld", val) == 1) {
+		if (!strncmp(line, name, nlen) && line[nlen] == sep &&
+		    sscanf(line + nlen + 1, "%ld", val) == 1) {
 			ret = 0;
 			break;
 		}
 	}
 	fclose(fp);
 	return ret;
+}
+
+/*
+ * Read a /proc/vmstat counter: 0 with *val set, or -1 with errno ENOENT if
+ * this kernel has no such counter.
+ */
+int rothp_vmstat(const char *name, long *val)
+{
+	return proc_field("/proc/vmstat", name, ' ', val);
 }
 
 /*
@@ -891,23 +900,34 @@ int rothp_sysctl_save(const char *name)
 }
 
 /*
+ * khugepaged tunables: sleep_ms between passes of 4096 PTEs (8 PMDs),
+ * alloc_ms after an allocation failure; max_ptes_none and defrag at their
+ * defaults (HPAGE_PMD_NR - 1 and 1, khugepaged_init()), so that a changed
+ * host value cannot stop a collapse.
+ */
+static int thp_khugepaged_set(unsigned long sleep_ms, unsigned long alloc_ms)
+{
+	unsigned long nr = rothp_hpage_pmd_size() / ROTHP_PAGE_SIZE;
+
+	if (!nr)
+		return -1;
+	if (rothp_thp_set_num("khugepaged/scan_sleep_millisecs", sleep_ms) ||
+	    rothp_thp_set_num("khugepaged/alloc_sleep_millisecs", alloc_ms) ||
+	    rothp_thp_set_num("khugepaged/pages_to_scan", 4096) ||
+	    rothp_thp_set_num("khugepaged/max_ptes_none", nr - 1) ||
+	    rothp_thp_set_num("khugepaged/defrag", 1))
+		return -1;
+	return 0;
+}
+
+/*
  * Make khugepaged scan often: 100 ms sleeps and 4096 PTEs (8 PMDs) a pass.
  * max_ptes_none and defrag are set to their defaults (HPAGE_PMD_NR - 1 and
  * 1, khugepaged_init()), so a changed host value cannot stop a collapse.
  */
 int rothp_thp_khugepaged_fast(void)
 {
-	unsigned long nr = rothp_hpage_pmd_size() / ROTHP_PAGE_SIZE;
-
-	if (!nr)
-		return -1;
-	if (rothp_thp_set_num("khugepaged/scan_sleep_millisecs", 100) ||
-	    rothp_thp_set_num("khugepaged/alloc_sleep_millisecs", 100) ||
-	    rothp_thp_set_num("khugepaged/pages_to_scan", 4096) ||
-	    rothp_thp_set_num("khugepaged/max_ptes_none", nr - 1) ||
-	    rothp_thp_set_num("khugepaged/defrag", 1))
-		return -1;
-	return 0;
+	return thp_khugepaged_set(100, 100);
 }
 
 /* Read one reply line from textprog, waiting at most timeout_ms. */
@@ -1306,4 +1326,524 @@ void rothp_bench_fail(const char *fmt, ...)
 	va_end(ap);
 	printf("\n");
 	exit(1);
+}
+
+/* Prompt collapse */
+
+#define PROMPT_POLL_MS		20
+/* How long the counters may trail a pending count of 0. */
+#define PROMPT_SETTLE_MS	2000
+/* How long a neighbour may take to populate its heap. */
+#define NEIGHBOUR_READY_MS	(180 * 1000)
+
+static int read_long(const char *path, long *val)
+{
+	char buf[64], *end;
+
+	if (read_text(path, buf, sizeof(buf)))
+		return -1;
+	errno = 0;
+	*val = strtol(buf, &end, 10);
+	if (errno || end == buf || *end) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/* NULL when the running kernel has prompt collapse, else why to skip. */
+const char *rothp_prompt_skip(void)
+{
+	if (access(THP_SYSFS ROTHP_PROMPT_KNOB, F_OK))
+		return ROTHP_NO_PROMPT;
+	return NULL;
+}
+
+/* The prompt_collapse switch: 0 with *on set, -1 (ENOENT) when absent. */
+int rothp_prompt_read(long *on)
+{
+	return read_long(THP_SYSFS ROTHP_PROMPT_KNOB, on);
+}
+
+int rothp_prompt_set(long on)
+{
+	return rothp_thp_set_num(ROTHP_PROMPT_KNOB, on);
+}
+
+/* Requests queued now: 0 with *pending set, -1 (ENOENT) when absent. */
+int rothp_prompt_pending(long *pending)
+{
+	return read_long(THP_SYSFS ROTHP_PROMPT_PENDING, pending);
+}
+
+/*
+ * Wait until no request is pending: the milliseconds it took, or -1 after
+ * timeout_ms or when the count cannot be read. *pending is the last count
+ * read (-1 if none could be).
+ */
+long rothp_prompt_wait_idle(long timeout_ms, long *pending)
+{
+	double start = rothp_now();
+	long ms;
+
+	for (;;) {
+		if (rothp_prompt_pending(pending)) {
+			*pending = -1;
+			return -1;
+		}
+		ms = (long)((rothp_now() - start) * 1000);
+		if (!*pending)
+			return ms;
+		if (ms >= timeout_ms)
+			return -1;
+		usleep(PROMPT_POLL_MS * 1000);
+	}
+}
+
+/* The four counters; -1 (ENOENT) if this kernel lacks any of them. */
+int rothp_prompt_stat_read(struct rothp_prompt_stat *st)
+{
+	if (rothp_vmstat("thp_prompt_collapse_queued", &st->queued) ||
+	    rothp_vmstat("thp_prompt_collapse_served", &st->served) ||
+	    rothp_vmstat("thp_prompt_collapse_failed", &st->failed) ||
+	    rothp_vmstat("thp_prompt_collapse_dropped", &st->dropped))
+		return -1;
+	return 0;
+}
+
+static bool prompt_balanced(const struct rothp_prompt_stat *b, const struct rothp_prompt_stat *a)
+{
+	return a->queued - b->queued ==
+	       (a->served - b->served) + (a->failed - b->failed) + (a->dropped - b->dropped);
+}
+
+/*
+ * End an interval that started quiescent (no request pending, counters in
+ * before): wait up to timeout_ms for the queue to empty, read the counters
+ * into after, and check that every request made in the interval was served,
+ * failed or dropped. The counters get PROMPT_SETTLE_MS to catch up with a
+ * pending count of 0; needing that is said, as it is worth knowing.
+ * Returns 0 when they balance, -1 if requests stayed pending, -2 if the
+ * counters do not balance or cannot be read.
+ */
+int rothp_prompt_settle(const struct rothp_prompt_stat *before, struct rothp_prompt_stat *after,
+			long timeout_ms, const char *who)
+{
+	long pending, ms;
+	double t;
+	bool ok;
+
+	ms = rothp_prompt_wait_idle(timeout_ms, &pending);
+	if (rothp_prompt_stat_read(after)) {
+		ksft_print_msg("%s: cannot read the thp_prompt_collapse counters\n", who);
+		return -2;
+	}
+	t = rothp_now();
+	ok = prompt_balanced(before, after);
+	while (ms >= 0 && !ok && rothp_now() - t < PROMPT_SETTLE_MS / 1000.0) {
+		usleep(PROMPT_POLL_MS * 1000);
+		if (rothp_prompt_stat_read(after))
+			return -2;
+		ok = prompt_balanced(before, after);
+	}
+	ksft_print_msg("%s: queued +%ld, served +%ld, failed +%ld, dropped +%ld; pending %ld%s\n",
+		       who, after->queued - before->queued, after->served - before->served,
+		       after->failed - before->failed, after->dropped - before->dropped,
+		       pending, ms < 0 ? " (timed out)" : "");
+	if (ms < 0) {
+		ksft_print_msg("%s: requests still pending after %.1f s\n", who,
+			       timeout_ms / 1000.0);
+		return -1;
+	}
+	if (!ok) {
+		ksft_print_msg("%s: queued != served + failed + dropped with no request pending\n",
+			       who);
+		return -2;
+	}
+	if (rothp_now() - t > PROMPT_POLL_MS / 1000.0)
+		ksft_print_msg("%s: the counters balanced only %.2f s after pending read 0\n", who,
+			       rothp_now() - t);
+	return 0;
+}
+
+/*
+ * khugepaged's default tunables (khugepaged_init(), mm/khugepaged.c): 10 s
+ * sleeps between passes of 4096 pages, 60 s after an allocation failure.
+ */
+int rothp_thp_khugepaged_defaults(void)
+{
+	return thp_khugepaged_set(10000, 60000);
+}
+
+/*
+ * Make khugepaged scan now: a write to scan_sleep_millisecs, even of its
+ * value, ends its sleep (scan_sleep_millisecs_store()). That pass also
+ * frees the slots of mms that have exited.
+ */
+int rothp_khugepaged_kick(void)
+{
+	char buf[32];
+
+	if (rothp_thp_read_str("khugepaged/scan_sleep_millisecs", buf, sizeof(buf)))
+		return -1;
+	return rothp_thp_set_str("khugepaged/scan_sleep_millisecs", buf);
+}
+
+/*
+ * The neighbour: populate an anonymous heap with 4 KiB pages (MADV_NOHUGEPAGE
+ * while touching it, whatever THP "enabled" says), then MADV_HUGEPAGE it,
+ * which registers the mm with khugepaged (hugepage_madvise() ->
+ * khugepaged_enter_vma()) with every 2 MiB block of it to collapse. Only
+ * _exit(): the atexit handlers are the parent's.
+ */
+static void neighbour_child(int ready, int ctl, unsigned long mib)
+{
+	size_t off, len = mib << 20;
+	char c = 'r', *p;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		_exit(1);
+	if (madvise(p, len, MADV_NOHUGEPAGE))
+		_exit(2);
+	for (off = 0; off < len; off += ROTHP_PAGE_SIZE)
+		p[off] = (char)(off / ROTHP_PAGE_SIZE) | 1;
+	if (madvise(p, len, MADV_HUGEPAGE))
+		_exit(3);
+	if (write(ready, &c, 1) != 1)
+		_exit(4);
+	/* Until killed, or the parent is gone (EOF). */
+	while (read(ctl, &c, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+/*
+ * Start a neighbour with a heap of mib MiB and wait until it is registered
+ * with khugepaged. It is killed by rothp_neighbour_stop(), and exits by
+ * itself when its parent does.
+ */
+int rothp_neighbour_start(struct rothp_neighbour *nb, unsigned long mib)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	int ready[2], ctl[2], ret;
+	double t0 = rothp_now();
+	char c;
+
+	nb->pid = -1;
+	nb->ctl = -1;
+	nb->mib = mib;
+	if (pipe2(ready, O_CLOEXEC))
+		return -1;
+	if (pipe2(ctl, O_CLOEXEC)) {
+		close(ready[0]);
+		close(ready[1]);
+		return -1;
+	}
+	fflush(NULL);
+	nb->pid = fork();
+	if (!nb->pid) {
+		close(ready[0]);
+		close(ctl[1]);
+		neighbour_child(ready[1], ctl[0], mib);
+	}
+	close(ready[1]);
+	close(ctl[0]);
+	nb->ctl = ctl[1];
+	if (nb->pid < 0) {
+		ksft_print_msg("fork: %s\n", strerror(errno));
+		close(ready[0]);
+		rothp_neighbour_stop(nb);
+		return -1;
+	}
+	pfd.fd = ready[0];
+	do {
+		ret = poll(&pfd, 1, NEIGHBOUR_READY_MS);
+	} while (ret < 0 && errno == EINTR);
+	ret = ret > 0 && read(ready[0], &c, 1) == 1 ? 0 : -1;
+	close(ready[0]);
+	if (ret) {
+		ksft_print_msg("neighbour %d: not ready within %d s\n", (int)nb->pid,
+			       NEIGHBOUR_READY_MS / 1000);
+		rothp_neighbour_stop(nb);
+		return -1;
+	}
+	ksft_print_msg("neighbour %d: %lu MiB of 4 KiB pages registered with khugepaged in %.1f s\n",
+		       (int)nb->pid, mib, rothp_now() - t0);
+	return 0;
+}
+
+void rothp_neighbour_stop(struct rothp_neighbour *nb)
+{
+	if (nb->ctl >= 0)
+		close(nb->ctl);
+	nb->ctl = -1;
+	if (nb->pid > 0) {
+		kill(nb->pid, SIGKILL);
+		waitpid(nb->pid, NULL, 0);
+	}
+	nb->pid = -1;
+}
+
+struct huge_poll {
+	struct textproc *tp;
+	struct rothp_huge_wait *hw;
+	int percent;
+	double t0, at;		/* start; when enough was seen */
+};
+
+static bool huge_enough(void *arg)
+{
+	struct huge_poll *hp = arg;
+	long calls, pmd;
+
+	hp->hw->polls++;
+	if (textproc_run(hp->tp, &calls) != 1) {
+		hp->hw->run_failed = true;
+		return true;	/* stop: the result is already a failure */
+	}
+	pmd = rothp_file_pmd_mapped(hp->tp->pid, hp->tp->start);
+	hp->hw->blocks = pmd > 0 ? pmd / (long)ROTHP_PMD_SIZE : 0;
+	hp->at = rothp_now() - hp->t0;
+	return hp->hw->blocks * 100 >= hp->percent * hp->hw->eligible;
+}
+
+/*
+ * Run a textprog's stubs every interval_ms (the next fault after a collapse
+ * maps the new folio with a PMD) until at least percent of the eligible
+ * blocks of its text are PMD-mapped. Returns the seconds since t0 (a
+ * rothp_now() time) it took, or -1 once cap_ms since t0 have passed, a run
+ * failed or the blocks cannot be counted; hw says what was seen.
+ */
+double textproc_wait_huge(struct textproc *tp, double t0, int percent, long cap_ms,
+			  long interval_ms, struct rothp_huge_wait *hw)
+{
+	struct huge_poll hp = { .tp = tp, .hw = hw, .percent = percent, .t0 = t0 };
+	long left;
+
+	memset(hw, 0, sizeof(*hw));
+	hw->eligible = textproc_eligible(tp);
+	if (hw->eligible <= 0)
+		return -1;
+	left = cap_ms - (long)((rothp_now() - t0) * 1000);
+	if (rothp_wait_until(huge_enough, &hp, left > 0 ? left : 0, interval_ms) < 0 ||
+	    hw->run_failed)
+		return -1;
+	return hp.at;
+}
+
+/* Page cache probes */
+
+/* Bits of /proc/kpageflags (include/uapi/linux/kernel-page-flags.h). */
+#define KPF_DIRTY		4
+#define KPF_WRITEBACK		8
+#define KPF_COMPOUND_HEAD	15
+#define KPF_COMPOUND_TAIL	16
+/* /proc/PID/pagemap entries (Documentation/admin-guide/mm/pagemap.rst). */
+#define PM_PRESENT		(1ULL << 63)
+#define PM_PFN_MASK		((1ULL << 55) - 1)
+#define PMD_PAGES		(ROTHP_PMD_SIZE / ROTHP_PAGE_SIZE)
+#define SCAN_FILE_FORMAT	"/sys/kernel/tracing/events/huge_memory/mm_khugepaged_scan_file/format"
+
+/*
+ * Look at the 2 MiB block mapped at p, vec its mincore() bytes: touch its
+ * cached pages, so that they are mapped, then read their PFNs (pagemap) and
+ * flags (/proc/kpageflags, which reports a folio's flags for each of its
+ * pages). It is one PMD-sized folio if all its pages are physically
+ * contiguous from a 2 MiB-aligned PFN, a compound head followed by 511
+ * tails: the page cache holds no folio larger than PMD size
+ * (MAX_PAGECACHE_ORDER).
+ */
+static int probe_block(int pagemap, int kpageflags, const char *p, const unsigned char *vec,
+		       struct rothp_cache_block *blk)
+{
+	uint64_t ent[PMD_PAGES], flags[PMD_PAGES], pfn, pfn0;
+	off_t pos = (off_t)((unsigned long)p / ROTHP_PAGE_SIZE) * sizeof(ent[0]);
+	bool whole = true;
+	size_t i;
+
+	for (i = 0; i < PMD_PAGES; i++) {
+		if (vec[i] & 1)
+			(void)*(volatile const char *)(p + i * ROTHP_PAGE_SIZE);
+	}
+	if (pread(pagemap, ent, sizeof(ent), pos) != sizeof(ent))
+		return -1;
+	pfn0 = ent[0] & PM_PFN_MASK;
+	for (i = 0; i < PMD_PAGES; i++) {
+		flags[i] = 0;
+		if (!(ent[i] & PM_PRESENT)) {
+			whole = false;	/* not cached, or reclaimed since */
+			continue;
+		}
+		pfn = ent[i] & PM_PFN_MASK;
+		if (!pfn) {
+			errno = EPERM;	/* PFNs read as 0 without CAP_SYS_ADMIN */
+			return -1;
+		}
+		if (pread(kpageflags, &flags[i], sizeof(flags[i]), pfn * sizeof(flags[i])) !=
+		    sizeof(flags[i]))
+			return -1;
+		blk->dirty += !!(flags[i] & (1ULL << KPF_DIRTY));
+		blk->writeback += !!(flags[i] & (1ULL << KPF_WRITEBACK));
+		if (pfn != pfn0 + i)
+			whole = false;
+	}
+	if (!whole || pfn0 % PMD_PAGES || !(flags[0] & (1ULL << KPF_COMPOUND_HEAD)))
+		return 0;
+	for (i = 1; i < PMD_PAGES; i++) {
+		if (!(flags[i] & (1ULL << KPF_COMPOUND_TAIL)))
+			return 0;
+	}
+	blk->huge = true;
+	return 0;
+}
+
+/*
+ * Look at nr 2 MiB blocks of the file fd from offset (2 MiB-aligned) in the
+ * page cache: how many pages of each are cached (mincore()), dirty and
+ * under writeback, and whether it is one PMD-sized folio (probe_block()).
+ * The probe mapping is PROT_READ, MADV_RANDOM and one page off 2 MiB
+ * congruence: its faults read nothing ahead and only map cached pages, it
+ * can never be PMD-mapped, khugepaged can collapse nothing through it, and
+ * no fault in it asks for a collapse. So looking changes nothing. Needs
+ * root, for the PFNs.
+ */
+int rothp_cache_blocks(int fd, off_t offset, long nr, struct rothp_cache_block *blk)
+{
+	size_t len = nr * ROTHP_PMD_SIZE, i, j;
+	int pagemap, kpageflags, ret = -1, err;
+	unsigned char *vec;
+	char *p;
+
+	p = rothp_map_aligned(fd, len, offset, ROTHP_PAGE_SIZE, PROT_READ);
+	if (p == MAP_FAILED)
+		return -1;
+	vec = malloc(nr * PMD_PAGES);
+	pagemap = open("/proc/self/pagemap", O_RDONLY);
+	kpageflags = open("/proc/kpageflags", O_RDONLY);
+	if (!vec || pagemap < 0 || kpageflags < 0)
+		goto out;
+	if (madvise(p, len, MADV_RANDOM) || mincore(p, len, vec))
+		goto out;
+	for (i = 0; i < (size_t)nr; i++) {
+		memset(&blk[i], 0, sizeof(blk[i]));
+		blk[i].offset = offset + i * ROTHP_PMD_SIZE;
+		for (j = 0; j < PMD_PAGES; j++)
+			blk[i].resident += vec[i * PMD_PAGES + j] & 1;
+		if (blk[i].resident &&
+		    probe_block(pagemap, kpageflags, p + i * ROTHP_PMD_SIZE, vec + i * PMD_PAGES,
+				&blk[i]))
+			goto out;
+	}
+	ret = 0;
+out:
+	err = errno;
+	if (kpageflags >= 0)
+		close(kpageflags);
+	if (pagemap >= 0)
+		close(pagemap);
+	free(vec);
+	munmap(p, len);
+	errno = err;
+	return ret;
+}
+
+/* File offset of the first whole 2 MiB block of a 2 MiB-congruent text. */
+off_t rothp_elf_text_block_offset(const struct rothp_elf *elf)
+{
+	return ROTHP_ALIGN_UP(elf->text_vaddr, ROTHP_PMD_SIZE) - elf->text_vaddr +
+	       elf->text_offset;
+}
+
+/* A /proc/meminfo field in kB: 0 with *kb set, -1 if there is none. */
+int rothp_meminfo(const char *name, long *kb)
+{
+	return proc_field("/proc/meminfo", name, ':', kb);
+}
+
+/*
+ * Does khugepaged know the scan result called name ("page_filled", ...)?
+ * The mm_khugepaged_scan_file tracepoint prints every result by name, so
+ * its format lists them all. 1 if it does, 0 if not, -1 if tracefs cannot
+ * be read.
+ */
+int rothp_scan_result_known(const char *name)
+{
+	const size_t cap = 64 * 1024;
+	char quoted[128], *buf;
+	ssize_t n;
+	size_t len = 0;
+	int fd, ret = -1;
+
+	snprintf(quoted, sizeof(quoted), "\"%s\"", name);
+	buf = malloc(cap);
+	fd = open(SCAN_FILE_FORMAT, O_RDONLY);
+	if (!buf || fd < 0)
+		goto out;
+	while (len < cap - 1 && (n = read(fd, buf + len, cap - 1 - len)) > 0)
+		len += n;
+	buf[len] = '\0';
+	if (len)
+		ret = strstr(buf, quoted) != NULL;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return ret;
+}
+
+/* Sort n doubles in place, ascending. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+void rothp_sort(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+}
+
+/* The median of n doubles (sorts them). */
+double rothp_median(double *v, int n)
+{
+	rothp_sort(v, n);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The whole of a file in a malloc()ed buffer, or exit failing. */
+char *rothp_read_whole(const char *path, size_t *size)
+{
+	struct stat st;
+	size_t off;
+	ssize_t n;
+	char *buf;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st))
+		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));
+	*size = st.st_size;
+	buf = malloc(*size ? *size : 1);
+	if (!buf)
+		ksft_exit_fail_msg("malloc %zu: %s\n", *size, strerror(errno));
+	for (off = 0; off < *size; off += n) {
+		n = pread(fd, buf + off, *size - off, off);
+		if (n <= 0)
+			ksft_exit_fail_msg("pread %s: %s\n", path, n ? strerror(errno) : "short");
+	}
+	close(fd);
+	return buf;
+}
+
+/* A malloc()ed copy of len bytes, or exit failing. */
+char *rothp_memdup(const void *buf, size_t len)
+{
+	char *m = malloc(len ? len : 1);
+
+	if (!m)
+		ksft_exit_fail_msg("malloc %zu: %s\n", len, strerror(errno));
+	memcpy(m, buf, len);
+	return m;
 }

@@ -192,7 +192,15 @@ int rothp_sample_placement(const char *path, const struct rothp_elf *elf, int ru
  * Start textprog at path with its initial action, or exit failing; one
  * result: "<what> returns 0", the action's madvise() return value.
  */
-#define textproc_start_checked(tp, path, action, what) do {			const char *__what = (what);															if (textproc_start(tp, path, action))						ksft_exit_fail_msg("cannot start %s %s\n", path, action);		if ((tp)->action_rc)								ksft_print_msg("%s: rc %d, %s\n", __what, (tp)->action_rc,				       strerror((tp)->action_errno));			ksft_test_result((tp)->action_rc == 0, "%s returns 0\n", __what); \
+#define textproc_start_checked(tp, path, action, what) do {		\
+	const char *__what = (what);					\
+									\
+	if (textproc_start(tp, path, action))				\
+		ksft_exit_fail_msg("cannot start %s %s\n", path, action); \
+	if ((tp)->action_rc)						\
+		ksft_print_msg("%s: rc %d, %s\n", __what, (tp)->action_rc, \
+			       strerror((tp)->action_errno));		\
+	ksft_test_result((tp)->action_rc == 0, "%s returns 0\n", __what); \
 } while (0)
 
 /*
@@ -201,5 +209,79 @@ int rothp_sample_placement(const char *path, const struct rothp_elf *elf, int ru
  * caller sets its own plan, as kselftest.h keeps its counters per file.
  */
 const char *rothp_test_init(int argc, char **argv, char *prog, size_t len);
+
+/* Prompt collapse */
+
+/*
+ * The series queues the 2 MiB ranges that madvise(MADV_HUGEPAGE) asks for
+ * on a file VMA and wakes khugepaged to serve them before its periodic
+ * scan. Under the THP sysfs directory: the switch ("1" or "0") and the
+ * number of requests queued now, at most ROTHP_PROMPT_QUEUE_MAX. Baseline
+ * 6.12 has neither, nor the four vmstat counters.
+ */
+#define ROTHP_PROMPT_KNOB	"khugepaged/prompt_collapse"
+#define ROTHP_PROMPT_PENDING	"khugepaged/prompt_collapse_pending"
+#define ROTHP_PROMPT_QUEUE_MAX	128
+#define ROTHP_NO_PROMPT		"kernel lacks prompt_collapse (baseline 6.12)"
+
+/* /proc/vmstat thp_prompt_collapse_{queued,served,failed,dropped}. */
+struct rothp_prompt_stat {
+	long queued;	/* requests made, accepted or refused */
+	long served;	/* ... whose every block ended huge */
+	long failed;	/* ... served, some block not collapsed */
+	long dropped;	/* ... refused (queue full) or flushed unserved */
+};
+
+/* A child holding an anonymous heap of 4 KiB pages registered with khugepaged. */
+struct rothp_neighbour {
+	pid_t pid;
+	int ctl;		/* write end of a pipe: the child exits at its EOF */
+	unsigned long mib;
+};
+
+/* What textproc_wait_huge() saw. */
+struct rothp_huge_wait {
+	long eligible;		/* eligible 2 MiB blocks of the text */
+	long blocks;		/* PMD-mapped at the last poll */
+	int polls;
+	bool run_failed;	/* a run of the stubs went wrong */
+};
+
+const char *rothp_prompt_skip(void);
+int rothp_prompt_read(long *on);
+int rothp_prompt_set(long on);
+int rothp_prompt_pending(long *pending);
+long rothp_prompt_wait_idle(long timeout_ms, long *pending);
+int rothp_prompt_stat_read(struct rothp_prompt_stat *st);
+int rothp_prompt_settle(const struct rothp_prompt_stat *before, struct rothp_prompt_stat *after,
+			long timeout_ms, const char *who);
+int rothp_thp_khugepaged_defaults(void);
+int rothp_khugepaged_kick(void);
+int rothp_neighbour_start(struct rothp_neighbour *nb, unsigned long mib);
+void rothp_neighbour_stop(struct rothp_neighbour *nb);
+double textproc_wait_huge(struct textproc *tp, double t0, int percent, long cap_ms,
+			  long interval_ms, struct rothp_huge_wait *hw);
+
+/* Page cache probes */
+
+/* One 2 MiB block of a file as the page cache holds it. */
+struct rothp_cache_block {
+	off_t offset;		/* file offset, 2 MiB-aligned */
+	int resident;		/* pages of it in the page cache, of 512 */
+	int dirty;		/* ... of those dirty */
+	int writeback;		/* ... under writeback */
+	bool huge;		/* all 512 one PMD-sized folio */
+};
+
+int rothp_cache_blocks(int fd, off_t offset, long nr, struct rothp_cache_block *blk);
+off_t rothp_elf_text_block_offset(const struct rothp_elf *elf);
+int rothp_meminfo(const char *name, long *kb);
+int rothp_scan_result_known(const char *name);
+
+/* Small numeric and file helpers. */
+void rothp_sort(double *v, int n);
+double rothp_median(double *v, int n);
+char *rothp_read_whole(const char *path, size_t *size);
+char *rothp_memdup(const void *buf, size_t len);
 
 #endif /* __ROTHP_UTIL_H */

@@ -103,12 +103,7 @@ static void make_copy(const char *name, char *path, size_t len)
 /* What a new copy holds: textprog's bytes. */
 static char *new_model(void)
 {
-	char *m = malloc(orig_size);
-
-	if (!m)
-		ksft_exit_fail_msg("malloc %zu: %s\n", orig_size, strerror(errno));
-	memcpy(m, orig, orig_size);
-	return m;
+	return rothp_memdup(orig, orig_size);
 }
 
 static int open_or_die(const char *path, int flags)
@@ -959,26 +954,9 @@ static void test_recollapse(void)
 /* The whole of textprog, the model every copy starts from. */
 static void read_orig(void)
 {
-	struct stat st;
-	ssize_t n;
-	size_t off;
-	int fd;
-
-	fd = open_or_die(prog, O_RDONLY);
-	if (fstat(fd, &st))
-		ksft_exit_fail_msg("%s: %s\n", prog, strerror(errno));
-	orig_size = st.st_size;
+	orig = rothp_read_whole(prog, &orig_size);
 	if (orig_size < 2 * ROTHP_PMD_SIZE)
 		ksft_exit_fail_msg("%s is smaller than 4 MiB\n", prog);
-	orig = malloc(orig_size);
-	if (!orig)
-		ksft_exit_fail_msg("malloc %zu: %s\n", orig_size, strerror(errno));
-	for (off = 0; off < orig_size; off += n) {
-		n = pread(fd, orig + off, orig_size - off, off);
-		if (n <= 0)
-			ksft_exit_fail_msg("pread %s: %s\n", prog, n ? strerror(errno) : "short");
-	}
-	close(fd);
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * collapse_dirty <dir>: MADV_COLLAPSE of file text that was just written and
+ * not yet written back. An installer writes a program with write(2), closes
+ * it, and a loader or the program asks for its text to be collapsed. 6.12
+ * refuses: collapse_file() (mm/khugepaged.c) only starts writeback of a
+ * dirty folio and fails with SCAN_FAIL, which MADV_COLLAPSE reports as
+ * EINVAL, "never collapsible". The series writes the range back and tries
+ * once more; if it still cannot collapse, it says EAGAIN.
+ *
+ * Each part writes textprog's bytes (or changes some of them) in <dir>,
+ * maps the file's whole 2 MiB blocks r-x, 2 MiB-congruent, and calls
+ * MADV_COLLAPSE at once:
+ *   nosync        a new file written with write(2), closed, no fsync
+ *   fsync         the same with fsync before close (clean: 0 on any kernel)
+ *   rewrite       part of that collapsed file rewritten with write(2), closed
+ *   mmap-shared   a written and fsynced file changed through a MAP_SHARED
+ *                 mapping, unmapped and closed
+ * Checks: 0 or EAGAIN, never EINVAL (EINVAL on a kernel without the retry,
+ * 6.12, is a skip that says so); after 0, every block PMD-mapped; the
+ * mapping, pread() and, after fsync and drop_caches, the disk read exactly
+ * what was written, before and after the collapse.
+ *
+ * Every part dirties the first block. On a mapping without large folios
+ * (ext4), 6.12's collapse_file() writes the whole file back and waits once
+ * it has collapsed a block (filemap_write_and_wait(), so that no dirty folio
+ * is in transit when do_dentry_open() truncates): MADV_COLLAPSE of a file
+ * whose first block is clean collapses the dirty blocks after it too.
+ * On xfs the write open keeps 2 MiB folios, which a write dirties in place
+ * and MADV_COLLAPSE maps as they are: rewrite collapses there on any kernel.
+ *
+ * THP "enabled" is "never" meanwhile, so that khugepaged and prompt collapse
+ * leave the files alone: only MADV_COLLAPSE collapses, and it ignores that
+ * setting.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "kselftest.h"
+#include "rothp_util.h"
+
+#define MIN_SIZE	(16UL << 20)
+#define CHUNK		(128UL << 10)	/* write(2) size, as cp uses */
+#define NR_FILES	3
+/* The scan result the series gives dirty or writeback folios. */
+#define SCAN_DIRTY	"page_dirty_or_writeback"
+#define NO_RETRY	"kernel lacks the MADV_COLLAPSE writeback retry: 6.12 fails dirty text with EINVAL (baseline 6.12)"
+
+/* rewrite: what is written again, XORed with REWRITE_XOR. */
+#define REWRITE_XOR	0xa5
+static const struct {
+	size_t off, len;
+} rewrites[] = {
+	{ 1UL << 20, 4096 },			/* the first block: see below */
+	{ (3UL << 20) + 4096, 1UL << 20 },	/* inside one block */
+	{ (8UL << 20) - (32UL << 10), 64UL << 10 },	/* across two */
+	{ (13UL << 20) + 100, 5 },		/* a few bytes */
+};
+
+/* mmap-shared: one whole block, and 256 bytes every 256 KiB. */
+#define SHARED_XOR	0x3c
+#define SHARED_BLOCK	(4UL << 20)
+#define SHARED_STRIDE	(256UL << 10)
+#define SHARED_LEN	256
+
+static char prog[PATH_MAX];
+static const char *dir;
+static char *orig;		/* textprog's bytes */
+static size_t orig_size;
+static size_t len;		/* the whole 2 MiB blocks from offset 0 */
+static int retry_known;		/* rothp_scan_result_known(SCAN_DIRTY) */
+static char files[NR_FILES][PATH_MAX];
+static pid_t owner;
+
+static void remove_files(void)
+{
+	int i;
+
+	if (getpid() != owner)
+		return;
+	for (i = 0; i < NR_FILES; i++) {
+		if (files[i][0])
+			unlink(files[i]);
+	}
+}
+
+static const char *file_path(int i, const char *name)
+{
+	if (snprintf(files[i], sizeof(files[i]), "%s/cd_%s.copy", dir, name) >=
+	    (int)sizeof(files[i]))
+		ksft_exit_fail_msg("path too long: %s\n", dir);
+	return files[i];
+}
+
+static int write_all(int fd, const char *buf, size_t n)
+{
+	ssize_t w;
+
+	while (n) {
+		w = write(fd, buf, n < CHUNK ? n : CHUNK);
+		if (w <= 0)
+			return -1;
+		buf += w;
+		n -= w;
+	}
+	return 0;
+}
+
+/* A new file holding textprog's bytes, written with write(2), then closed. */
+static void write_new(const char *path, bool do_fsync)
+{
+	int fd;
+
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0755);
+	if (fd < 0)
+		ksft_exit_fail_msg("create %s: %s\n", path, strerror(errno));
+	if (write_all(fd, orig, orig_size))
+		ksft_exit_fail_msg("write %s: %s\n", path, strerror(errno));
+	if (do_fsync && fsync(fd))
+		ksft_exit_fail_msg("fsync %s: %s\n", path, strerror(errno));
+	if (close(fd))
+		ksft_exit_fail_msg("close %s: %s\n", path, strerror(errno));
+}
+
+static int open_or_die(const char *path, int flags)
+{
+	int fd = open(path, flags);
+
+	if (fd < 0)
+		ksft_exit_fail_msg("open %s: %s\n", path, strerror(errno));
+	return fd;
+}
+
+static char *map_text(int fd)
+{
+	char *p = rothp_map_aligned(fd, len, 0, 0, PROT_READ | PROT_EXEC);
+
+	if (p == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	return p;
+}
+
+static char *new_model(void)
+{
+	return rothp_memdup(orig, orig_size);
+}
+
+/* Say where buf (file offset base, n bytes) first differs from the model. */
+static void report_difference(const char *who, const char *buf, const char *model, size_t base,
+			      size_t n)
+{
+	size_t i, page, plen, z;
+	const char *kind;
+
+	for (i = 0; i < n && buf[i] == model[base + i]; i++)
+		;
+	if (i == n)
+		return;
+	page = ROTHP_ALIGN_DOWN(i, ROTHP_PAGE_SIZE);
+	plen = n - page < ROTHP_PAGE_SIZE ? n - page : ROTHP_PAGE_SIZE;
+	for (z = 0; z < plen && !buf[page + z]; z++)
+		;
+	if (z == plen)
+		kind = "all zeros";
+	else if (!memcmp(buf + page, orig + base + page, plen))
+		kind = "textprog's bytes (stale)";
+	else
+		kind = "other bytes";
+	ksft_print_msg("%s: first difference at %#zx: %#x, expected %#x; that page is %s\n", who,
+		       base + i, (unsigned char)buf[i], (unsigned char)model[base + i], kind);
+}
+
+/* Does the mapping p read as the model's first len bytes? */
+static bool map_is(const char *p, const char *model, const char *who)
+{
+	if (rothp_hash(p, len) == rothp_hash(model, len))
+		return true;
+	ksft_print_msg("%s: the mapping differs from what was written\n", who);
+	report_difference(who, p, model, 0, len);
+	return false;
+}
+
+/* Does pread() of fd give the model, orig_size bytes? */
+static bool file_is(int fd, const char *model, const char *who)
+{
+	const size_t chunk = 1UL << 20;
+	struct stat st;
+	uint64_t hash;
+	size_t off;
+	ssize_t n;
+	char *buf;
+
+	if (fstat(fd, &st) || (size_t)st.st_size != orig_size) {
+		ksft_print_msg("%s: size %lld, expected %zu\n", who, (long long)st.st_size,
+			       orig_size);
+		return false;
+	}
+	if (rothp_file_hash(fd, 0, orig_size, &hash)) {
+		ksft_print_msg("%s: pread: %s\n", who, strerror(errno));
+		return false;
+	}
+	if (hash == rothp_hash(model, orig_size))
+		return true;
+	ksft_print_msg("%s: pread differs from what was written\n", who);
+	buf = malloc(chunk);
+	for (off = 0; buf && off < orig_size; off += n) {
+		n = pread(fd, buf, orig_size - off < chunk ? orig_size - off : chunk, off);
+		if (n <= 0)
+			break;
+		if (memcmp(buf, model + off, n)) {
+			report_difference(who, buf, model, off, n);
+			break;
+		}
+	}
+	free(buf);
+	return false;
+}
+
+/* The first check of a part: the mapping reads what was written. */
+static void check_before(const char *who, const char *p, const char *model)
+{
+	ksft_test_result(map_is(p, model, who),
+			 "%s: the r-x mapping reads what was written, before MADV_COLLAPSE\n", who);
+}
+
+/* What the page cache holds of the file's whole blocks, for the record. */
+static void print_cache(const char *who, int fd)
+{
+	long nr = len / ROTHP_PMD_SIZE, i, cached = 0, dirty = 0, wb = 0, huge = 0;
+	struct rothp_cache_block *blk = calloc(nr, sizeof(*blk));
+
+	if (!blk || rothp_cache_blocks(fd, 0, nr, blk)) {
+		ksft_print_msg("%s: cannot look at the page cache: %s\n", who, strerror(errno));
+		free(blk);
+		return;
+	}
+	for (i = 0; i < nr; i++) {
+		cached += blk[i].resident;
+		dirty += blk[i].dirty;
+		wb += blk[i].writeback;
+		huge += blk[i].huge;
+	}
+	ksft_print_msg("%s: page cache of the %ld blocks: %ld pages, %ld dirty, %ld under writeback; %ld blocks one 2 MiB folio\n",
+		       who, nr, cached, dirty, wb, huge);
+	free(blk);
+}
+
+/*
+ * MADV_COLLAPSE of the whole mapping, once, as it comes; then, after an
+ * EAGAIN, retried as rothp_madv_collapse() does, to see whether it gets
+ * there. Three checks: the first call's result, the PMD mappings after a
+ * 0, the contents.
+ */
+static void collapse_checked(const char *who, char *p, int fd, const char *model, bool dirty)
+{
+	long dirty_kb = -1, wb_kb = -1, pmd;
+	int rc, err, final, final_err;
+	const char *skip = NULL;
+	char why[128];
+	double t;
+
+	print_cache(who, fd);
+	rothp_meminfo("Dirty", &dirty_kb);
+	rothp_meminfo("Writeback", &wb_kb);
+	t = rothp_now();
+	rc = madvise(p, len, MADV_COLLAPSE);
+	err = rc ? errno : 0;
+	t = rothp_now() - t;
+	ksft_print_msg("%s: before MADV_COLLAPSE Dirty %ld kB, Writeback %ld kB; MADV_COLLAPSE of %zu MiB: %s in %.2f s\n",
+		       who, dirty_kb, wb_kb, len >> 20, rc ? strerror(err) : "0", t);
+	if (!dirty) {
+		ksft_test_result(!rc, "%s: MADV_COLLAPSE returns 0\n", who);
+	} else {
+		if (rc && err == EINVAL && !retry_known)
+			skip = NO_RETRY;
+		rothp_result(skip, !rc || err == EAGAIN,
+			     "%s: MADV_COLLAPSE returns 0 or EAGAIN, not EINVAL", who);
+	}
+
+	final = rc;
+	final_err = err;
+	if (rc && err == EAGAIN) {
+		final = rothp_madv_collapse(p, len, &final_err);
+		ksft_print_msg("%s: MADV_COLLAPSE again: %s\n", who,
+			       final ? strerror(final_err) : "0");
+	}
+	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	ksft_print_msg("%s: FilePmdMapped %ld of %zu kB\n", who, pmd / 1024, len >> 10);
+	snprintf(why, sizeof(why), "MADV_COLLAPSE failed with %s", strerror(final_err));
+	rothp_result(final ? why : NULL, pmd == (long)len,
+		     "%s: every 2 MiB block is PMD-mapped once MADV_COLLAPSE returned 0", who);
+
+	ksft_test_result(map_is(p, model, who) && file_is(fd, model, who),
+			 "%s: the mapping and pread read what was written, after MADV_COLLAPSE\n",
+			 who);
+}
+
+/* The last check of a part: write back, drop the cache, read the disk. */
+static void check_disk(const char *who, char *p, int fd, const char *model)
+{
+	char disk_who[64];
+
+	munmap(p, len);
+	if (fsync(fd) || rothp_drop_caches())
+		ksft_print_msg("%s: fsync or drop_caches: %s\n", who, strerror(errno));
+	snprintf(disk_who, sizeof(disk_who), "%s, disk", who);
+	ksft_test_result(file_is(fd, model, disk_who), "%s: the disk holds what was written\n",
+			 who);
+	close(fd);
+}
+
+static void test_nosync(void)
+{
+	const char *who = "nosync", *path = file_path(0, who);
+	char *p;
+	int fd;
+
+	write_new(path, false);
+	fd = open_or_die(path, O_RDONLY);
+	p = map_text(fd);
+	check_before(who, p, orig);
+	collapse_checked(who, p, fd, orig, true);
+	check_disk(who, p, fd, orig);
+	unlink(path);
+}
+
+/* fsync, then rewrite: the second part starts from the first's collapse. */
+static void test_fsync_rewrite(void)
+{
+	const char *who = "fsync", *path = file_path(1, who);
+	long split0 = 0, split1 = 0;
+	char *p, *model;
+	size_t i;
+	int fd, wfd;
+
+	write_new(path, true);
+	fd = open_or_die(path, O_RDONLY);
+	p = map_text(fd);
+	check_before(who, p, orig);
+	collapse_checked(who, p, fd, orig, false);
+
+	who = "rewrite";
+	model = new_model();
+	rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split0);
+	wfd = open_or_die(path, O_WRONLY);
+	for (i = 0; i < ARRAY_SIZE(rewrites); i++) {
+		size_t off = rewrites[i].off, n = rewrites[i].len, j;
+
+		if (off + n > len)
+			ksft_exit_fail_msg("%s is too small: %zu bytes\n", prog, orig_size);
+		for (j = off; j < off + n; j++)
+			model[j] ^= REWRITE_XOR;
+		if (lseek(wfd, off, SEEK_SET) != (off_t)off || write_all(wfd, model + off, n))
+			ksft_exit_fail_msg("%s: write at %#zx: %s\n", who, off, strerror(errno));
+	}
+	if (close(wfd))
+		ksft_exit_fail_msg("%s: close: %s\n", who, strerror(errno));
+	if (!rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split1))
+		ksft_print_msg("%s: %s +%ld\n", who, ROTHP_VM_SPLIT_ON_WRITE, split1 - split0);
+	check_before(who, p, model);
+	collapse_checked(who, p, fd, model, true);
+	check_disk(who, p, fd, model);
+	free(model);
+	unlink(path);
+}
+
+static void test_shared(void)
+{
+	const char *who = "mmap-shared", *path = file_path(2, who);
+	size_t off, i;
+	char *p, *s, *model;
+	int fd, wfd;
+
+	if (SHARED_BLOCK + ROTHP_PMD_SIZE > len)
+		ksft_exit_fail_msg("%s is too small: %zu bytes\n", prog, orig_size);
+	write_new(path, true);
+	model = new_model();
+	wfd = open_or_die(path, O_RDWR);
+	s = mmap(NULL, orig_size, PROT_READ | PROT_WRITE, MAP_SHARED, wfd, 0);
+	if (s == MAP_FAILED)
+		ksft_exit_fail_msg("%s: mmap: %s\n", who, strerror(errno));
+	/* Only these pages get dirty. */
+	for (i = SHARED_BLOCK; i < SHARED_BLOCK + ROTHP_PMD_SIZE; i++) {
+		model[i] ^= SHARED_XOR;
+		s[i] ^= SHARED_XOR;
+	}
+	for (off = 128; off + SHARED_LEN <= orig_size; off += SHARED_STRIDE) {
+		for (i = off; i < off + SHARED_LEN; i++) {
+			model[i] ^= SHARED_XOR;
+			s[i] ^= SHARED_XOR;
+		}
+	}
+	if (munmap(s, orig_size) || close(wfd))
+		ksft_exit_fail_msg("%s: munmap or close: %s\n", who, strerror(errno));
+
+	fd = open_or_die(path, O_RDONLY);
+	p = map_text(fd);
+	check_before(who, p, model);
+	collapse_checked(who, p, fd, model, true);
+	check_disk(who, p, fd, model);
+	free(model);
+	unlink(path);
+}
+
+static void read_orig(void)
+{
+	orig = rothp_read_whole(prog, &orig_size);
+	if (orig_size < MIN_SIZE)
+		ksft_exit_fail_msg("%s has %zu bytes, fewer than 16 MiB\n", prog, orig_size);
+	len = ROTHP_ALIGN_DOWN(orig_size, ROTHP_PMD_SIZE);
+}
+
+int main(int argc, char **argv)
+{
+	const char *fs;
+	int large;
+
+	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
+	ksft_set_plan(19);
+	owner = getpid();
+	atexit(remove_files);
+	read_orig();
+	fs = rothp_fs_name(dir, &large);
+	retry_known = rothp_scan_result_known(SCAN_DIRTY);
+	ksft_print_msg("%s; %zu bytes of textprog, %zu MiB of whole blocks; scan result %s: %s\n",
+		       fs, orig_size, len >> 20, SCAN_DIRTY,
+		       retry_known > 0 ? "known" : retry_known ? "cannot read tracefs" :
+		       "unknown (no writeback retry)");
+	if (rothp_thp_save() || rothp_thp_set_str("enabled", "never"))
+		ksft_exit_fail_msg("cannot set THP never\n");
+
+	test_nosync();
+	test_fsync_rewrite();
+	test_shared();
+
+	free(orig);
+	ksft_finished();
+}
