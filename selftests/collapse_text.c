@@ -7,14 +7,69 @@
  * page cache folio whole and only checks VM_NOHUGEPAGE/prctl, not sysfs.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "kselftest.h"
 #include "rothp_util.h"
 
 /* TEXT_PAGES (4096) stubs of 4 KiB: at least 8 aligned 2 MiB blocks. */
 #define MIN_BLOCKS	8
+#define PUD_SIZE	(1UL << 30)
+#define NO_PUD_MAP	"6.12 returns EINVAL where no page table is above the PMD (baseline 6.12)"
+
+/*
+ * untouched: the program's file mapped where nothing else is mapped in the
+ * same 1 GiB, then MADV_COLLAPSE before any access. Nothing has allocated a
+ * page table there, and 6.12's collapse_pte_mapped_thp() gives up on a
+ * missing PUD (EINVAL) after collapsing the page cache; the series maps the
+ * THPs. Two checks.
+ */
+static void check_untouched(const char *prog)
+{
+	uint64_t want, got;
+	long blocks, pmd;
+	struct stat st;
+	char *res, *p, knob[16];
+	size_t len;
+	int fd, err;
+
+	fd = open(prog, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st))
+		ksft_exit_fail_msg("untouched: %s: %s\n", prog, strerror(errno));
+	blocks = st.st_size / ROTHP_PMD_SIZE;
+	len = blocks * ROTHP_PMD_SIZE;
+	/* A reservation maps nothing, so it allocates no page table. */
+	res = mmap(NULL, 2 * PUD_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		   -1, 0);
+	if (res == MAP_FAILED)
+		ksft_exit_fail_msg("untouched: reserving 2 GiB: %s\n", strerror(errno));
+	p = (char *)(((unsigned long)res + PUD_SIZE - 1) & ~(PUD_SIZE - 1));
+	if (mmap(p, len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd, 0) != p)
+		ksft_exit_fail_msg("untouched: mapping %s: %s\n", prog, strerror(errno));
+	if (rothp_file_hash(fd, 0, len, &want))
+		ksft_exit_fail_msg("untouched: reading %s: %s\n", prog, strerror(errno));
+
+	rothp_madv_collapse(p, len, &err);
+	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	ksft_print_msg("untouched: %ld blocks at %p: MADV_COLLAPSE %s, FilePmdMapped %ld kB\n",
+		       blocks, p, err ? strerror(err) : "0", pmd / 1024);
+	if (err == EINVAL && rothp_thp_read_str(ROTHP_PROMPT_KNOB, knob, sizeof(knob)))
+		ksft_test_result_skip("untouched: MADV_COLLAPSE maps an untouched range: %s\n",
+				      NO_PUD_MAP);
+	else
+		ksft_test_result(!err && blocks > 0 && pmd == (long)len,
+				 "untouched: MADV_COLLAPSE maps an untouched range\n");
+	got = rothp_hash(p, len);
+	ksft_test_result(got == want, "untouched: the mapping reads what the file holds\n");
+	munmap(res, 2 * PUD_SIZE);
+	close(fd);
+}
 
 int main(int argc, char **argv)
 {
@@ -24,7 +79,7 @@ int main(int argc, char **argv)
 	int ok, stop1, stop2;
 
 	rothp_test_init(argc, argv, prog, sizeof(prog));
-	ksft_set_plan(9);
+	ksft_set_plan(11);
 
 	/* First process: MADV_COLLAPSE of its own text, before running it. */
 	textproc_start_checked(&first, prog, "collapse", "collapse: MADV_COLLAPSE of the text");
@@ -63,6 +118,8 @@ int main(int argc, char **argv)
 	if (ok != 1)
 		ksft_print_msg("refault: first run reply %d\n", ok);
 	textproc_check_sum_and_run(&second, "refault");
+
+	check_untouched(prog);
 
 	stop1 = textproc_stop(&first);
 	stop2 = textproc_stop(&second);

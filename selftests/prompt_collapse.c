@@ -139,21 +139,6 @@ static int start_text(struct textproc *tp, const char *who)
 	return 0;
 }
 
-/* Send "hugepage": textprog madvise(MADV_HUGEPAGE)s its text; 0 if it did. */
-static int text_hugepage(struct textproc *tp, const char *who, double *t0)
-{
-	char reply[128];
-	int rc = -1, err = 0;
-
-	*t0 = rothp_now();
-	if (textproc_cmd(tp, "hugepage", reply, sizeof(reply)) ||
-	    sscanf(reply, "hugepage %d %d", &rc, &err) != 2)
-		return -1;
-	if (rc)
-		ksft_print_msg("%s: MADV_HUGEPAGE: %s\n", who, strerror(err));
-	return rc;
-}
-
 /* No request pending, then the counters: the start of an interval. */
 static void prompt_snap(struct rothp_prompt_stat *st, const char *who)
 {
@@ -204,7 +189,7 @@ static void test_busy(void)
 	int pre, rc;
 
 	pre = start_text(&tp, "busy");
-	rc = text_hugepage(&tp, "busy", &t0);
+	rc = textproc_hugepage(&tp, "busy", &t0);
 	ksft_test_result(rc == 0, "busy: MADV_HUGEPAGE of the text returns 0\n");
 
 	secs = textproc_wait_huge(&tp, t0, PERCENT, BUSY_MS, POLL_MS, &hw);
@@ -252,7 +237,7 @@ static void test_off(void)
 			 "off: prompt_collapse=0 reads back 0, nothing pending\n");
 
 	pre = start_text(&tp, "off");
-	rc = text_hugepage(&tp, "off", &t0);
+	rc = textproc_hugepage(&tp, "off", &t0);
 	queued = queued_since(&before);
 	rothp_prompt_pending(&pending);
 	ksft_print_msg("off: madvise rc %d, queued +%ld, pending %ld\n", rc, queued, pending);
@@ -272,7 +257,7 @@ static void test_off(void)
 	 */
 	rc = rothp_prompt_set(1);
 	if (!rc)
-		rc = text_hugepage(&tp, "off", &t0);
+		rc = textproc_hugepage(&tp, "off", &t0);
 	if (!rc)
 		rc = rothp_prompt_set(0);
 	t0 = rothp_now();
@@ -307,7 +292,7 @@ static void test_quiet(void)
 
 	prompt_snap(&before, "quiet");
 	pre = start_text(&tp, "quiet");
-	rc = text_hugepage(&tp, "quiet", &t0);
+	rc = textproc_hugepage(&tp, "quiet", &t0);
 	ksft_test_result(rc == 0, "quiet: MADV_HUGEPAGE of the text returns 0\n");
 
 	secs = textproc_wait_huge(&tp, t0, PERCENT, BUSY_MS, POLL_MS, &hw);
@@ -320,7 +305,7 @@ static void test_quiet(void)
 	all = skip ? -1 : textproc_wait_huge(&tp, t0, 100, 2 * BUSY_MS, POLL_MS, &hw);
 	if (!skip && all >= 0) {
 		prompt_snap(&mid, "quiet");
-		rc = text_hugepage(&tp, "quiet", &t0);
+		rc = textproc_hugepage(&tp, "quiet", &t0);
 		queued = queued_since(&mid);
 		rothp_prompt_pending(&pending);
 		ksft_print_msg("quiet: madvise of huge text: rc %d, queued +%ld, pending %ld\n", rc,
@@ -351,7 +336,7 @@ static void test_never(void)
 	prompt_snap(&before, "never");
 	set_enabled("never");
 	start_text(&tp, "never");
-	rc = text_hugepage(&tp, "never", &t0);
+	rc = textproc_hugepage(&tp, "never", &t0);
 	if (!skip) {
 		queued = queued_since(&before);
 		rothp_prompt_pending(&pending);
@@ -363,7 +348,7 @@ static void test_never(void)
 
 	/* Queue one with enabled=madvise, then switch to never at once. */
 	set_enabled("madvise");
-	rc = text_hugepage(&tp, "never", &t0);
+	rc = textproc_hugepage(&tp, "never", &t0);
 	set_enabled("never");
 	if (!skip) {
 		ms = rothp_prompt_wait_idle(NEVER_MS, &pending);
@@ -717,7 +702,7 @@ static void check_fresh(const char *who)
 	int pre, rc;
 
 	pre = start_text(&tp, who);
-	rc = text_hugepage(&tp, who, &t0);
+	rc = textproc_hugepage(&tp, who, &t0);
 	if (!skip) {
 		secs = textproc_wait_huge(&tp, t0, PERCENT, BUSY_MS, POLL_MS, &hw);
 		ksft_print_msg("%s: a fresh textprog: %ld of %ld blocks PMD-mapped after %.2f s\n",

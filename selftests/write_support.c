@@ -217,10 +217,20 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* MADV_COLLAPSE of the mapping; *pmd gets its FilePmdMapped after. */
+/*
+ * MADV_COLLAPSE of the mapping; *pmd gets its FilePmdMapped after. Each
+ * block is read first, as text that runs has been: 6.12 cannot map the
+ * THPs of a range in a 1 GiB nothing has faulted in (collapse_text's
+ * "untouched" checks that case), and these checks are about writers.
+ */
 static int collapse(const char *who, char *p, size_t len, int *err, long *pmd)
 {
-	int rc = rothp_madv_collapse(p, len, err);
+	size_t off;
+	int rc;
+
+	for (off = 0; off < len; off += ROTHP_PMD_SIZE)
+		(void)*(volatile char *)(p + off);
+	rc = rothp_madv_collapse(p, len, err);
 
 	*pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	ksft_print_msg("%s: MADV_COLLAPSE rc %d (%s), FilePmdMapped %ld of %zu kB\n", who, rc,

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * observe <dir>: the vmstat counters and the tracepoints the series adds for
+ * file text move when, and only when, they should:
+ *   on:    prompt_collapse=1, THP "madvise", madvise(MADV_HUGEPAGE) of the
+ *          text of a fresh copy: thp_prompt_collapse_queued and _served
+ *          +1, _failed and _dropped +0; one "queued" and one "served"
+ *          event for the file, and one mm_khugepaged_prompt_block event
+ *          per block of the request, each "succeeded";
+ *   off:   the same madvise with prompt_collapse=0: no counter moves and
+ *          no mm_khugepaged_prompt_request event names the file;
+ *   split: the file, now huge in the page cache and no longer executed,
+ *          opened O_RDONLY: nothing; opened O_RDWR: thp_file_split_on_write
+ *          moves by the number of its huge folios (none on a file system
+ *          with large folios, which keeps them), with one
+ *          mm_file_thp_split_on_write event each, naming the file's inode,
+ *          and thp_file_drop_on_write does not move.
+ * 6.12 has neither the counters nor the events: every check skips there.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "kselftest.h"
+#include "rothp_util.h"
+
+#define TRACING		"/sys/kernel/tracing/"
+#define EVENTS		TRACING "events/huge_memory/"
+#define COPY_NAME	"observe.copy"
+#define OFF_NAME	"observe-off.copy"
+#define WAIT_MS		30000
+#define SETTLE_MS	10000
+#define NR_CHECKS	13
+
+static const char * const events[] = {
+	"mm_khugepaged_prompt_request",
+	"mm_khugepaged_prompt_block",
+	"mm_file_thp_split_on_write",
+};
+
+#define NR_EVENTS	ARRAY_SIZE(events)
+
+static char saved_enable[NR_EVENTS];
+static long saved_prompt = -1;
+
+static int write_str(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+static void restore(void)
+{
+	char path[PATH_MAX];
+	unsigned int i;
+
+	for (i = 0; i < NR_EVENTS; i++) {
+		if (!saved_enable[i])
+			continue;
+		snprintf(path, sizeof(path), EVENTS "%s/enable", events[i]);
+		write_str(path, saved_enable[i] == '1' ? "1" : "0");
+	}
+	if (saved_prompt >= 0)
+		rothp_prompt_set(saved_prompt);
+}
+
+/* Enable the three events, remembering their state; NULL or why not. */
+static const char *events_on(void)
+{
+	char path[PATH_MAX], *buf;
+	unsigned int i;
+	size_t len;
+
+	if (access(TRACING "trace", W_OK))
+		return "no tracefs at " TRACING;
+	for (i = 0; i < NR_EVENTS; i++) {
+		snprintf(path, sizeof(path), EVENTS "%s/enable", events[i]);
+		buf = rothp_read_stream(path, &len);
+		if (!buf)
+			return "kernel lacks the huge_memory prompt and split tracepoints (baseline 6.12)";
+		saved_enable[i] = len ? buf[0] : '0';
+		free(buf);
+		if (write_str(path, "1"))
+			ksft_exit_fail_msg("cannot enable %s: %s\n", events[i], strerror(errno));
+	}
+	return NULL;
+}
+
+static void trace_clear(void)
+{
+	if (write_str(TRACING "trace", ""))
+		ksft_exit_fail_msg("cannot clear %strace: %s\n", TRACING, strerror(errno));
+}
+
+/*
+ * Count the lines of the trace for event ev that contain every one of the
+ * (up to two) strings given, NULL meaning none.
+ */
+static long trace_count(const char *ev, const char *s1, const char *s2)
+{
+	char *buf, *line, *next;
+	char tag[128];
+	long n = 0;
+	size_t len;
+
+	buf = rothp_read_stream(TRACING "trace", &len);
+	if (!buf)
+		ksft_exit_fail_msg("cannot read %strace: %s\n", TRACING, strerror(errno));
+	snprintf(tag, sizeof(tag), " %s: ", ev);
+	for (line = buf; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (line[0] == '#' || !strstr(line, tag))
+			continue;
+		if ((s1 && !strstr(line, s1)) || (s2 && !strstr(line, s2)))
+			continue;
+		n++;
+	}
+	free(buf);
+	return n;
+}
+
+static bool stat_equal(const struct rothp_prompt_stat *a, const struct rothp_prompt_stat *b)
+{
+	return a->queued == b->queued && a->served == b->served &&
+	       a->failed == b->failed && a->dropped == b->dropped;
+}
+
+static void print_delta(const char *who, const struct rothp_prompt_stat *a,
+			const struct rothp_prompt_stat *b)
+{
+	ksft_print_msg("%s: thp_prompt_collapse queued +%ld, served +%ld, failed +%ld, dropped +%ld\n",
+		       who, b->queued - a->queued, b->served - a->served,
+		       b->failed - a->failed, b->dropped - a->dropped);
+}
+
+/* off and on: 6 checks. */
+/* on: 3 checks. */
+static void check_on(struct textproc *tp, const char *file_tag)
+{
+	struct rothp_prompt_stat before, after;
+	struct rothp_huge_wait hw;
+	long pending, queued_nr = -1, nblk, nok;
+	char *buf, *line, *next;
+	size_t len;
+	double secs;
+
+	if (rothp_prompt_set(1))
+		ksft_exit_fail_msg("cannot set prompt_collapse to 1\n");
+	rothp_prompt_wait_idle(SETTLE_MS, &pending);
+	rothp_prompt_stat_read(&before);
+	trace_clear();
+	if (textproc_hugepage(tp, "on", NULL))
+		ksft_exit_fail_msg("on: MADV_HUGEPAGE failed\n");
+	secs = textproc_wait_huge(tp, rothp_now(), 100, WAIT_MS, 50, &hw);
+	ksft_print_msg("on: %ld of %ld blocks PMD-mapped after %.2f s\n", hw.blocks, hw.eligible,
+		       secs);
+	if (rothp_prompt_settle(&before, &after, SETTLE_MS, "on"))
+		ksft_print_msg("on: the counters did not settle\n");
+	print_delta("on", &before, &after);
+	ksft_test_result(after.queued - before.queued == 1 && after.served - before.served == 1 &&
+			 after.failed == before.failed && after.dropped == before.dropped,
+			 "on: queued +1, served +1, failed and dropped +0\n");
+
+	/* The request's size, from its "queued" event. */
+	buf = rothp_read_stream(TRACING "trace", &len);
+	for (line = buf; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (strstr(line, events[0]) && strstr(line, file_tag) &&
+		    strstr(line, "event=queued") && strstr(line, "nr="))
+			sscanf(strstr(line, "nr="), "nr=%ld", &queued_nr);
+	}
+	free(buf);
+	nblk = trace_count(events[1], file_tag, NULL);
+	nok = trace_count(events[1], file_tag, "result=succeeded");
+	ksft_print_msg("on: events: queued %ld (nr=%ld), served %ld, blocks %ld (%ld succeeded)\n",
+		       trace_count(events[0], file_tag, "event=queued"), queued_nr,
+		       trace_count(events[0], file_tag, "event=served"), nblk, nok);
+	ksft_test_result(trace_count(events[0], file_tag, "event=queued") == 1 &&
+			 trace_count(events[0], file_tag, "event=served") == 1 &&
+			 !trace_count(events[0], file_tag, "event=failed") &&
+			 !trace_count(events[0], file_tag, "event=dropped"),
+			 "on: one queued and one served request event for the file, no other\n");
+	ksft_test_result(queued_nr > 0 && nblk == queued_nr && nok == nblk &&
+			 hw.eligible > 0 && hw.blocks == hw.eligible,
+			 "on: one succeeded block event per block of the request, all PMD-mapped\n");
+}
+
+/* off: 3 checks, on text of small folios. */
+static void check_off(struct textproc *tp, const char *file_tag)
+{
+	struct rothp_prompt_stat before, after;
+	long pending;
+
+	if (rothp_prompt_set(0))
+		ksft_exit_fail_msg("cannot set prompt_collapse to 0\n");
+	rothp_prompt_wait_idle(SETTLE_MS, &pending);
+	if (rothp_prompt_stat_read(&before))
+		ksft_exit_fail_msg("cannot read the prompt counters\n");
+	trace_clear();
+	ksft_test_result(textproc_hugepage(tp, "off", NULL) == 0,
+			 "off: MADV_HUGEPAGE of the text returns 0\n");
+	usleep(1000 * 1000);
+	rothp_prompt_stat_read(&after);
+	print_delta("off", &before, &after);
+	ksft_test_result(stat_equal(&before, &after),
+			 "off: no thp_prompt_collapse counter moves\n");
+	ksft_test_result(!trace_count(events[0], file_tag, NULL),
+			 "off: no mm_khugepaged_prompt_request event for the file\n");
+}
+
+/* split: 5 checks (one in main). */
+static void check_split(const char *path, int large_folios, long huge)
+{
+	long before, after, n, drop_before, drop_after;
+	char ino_tag[64];
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st))
+		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));
+	snprintf(ino_tag, sizeof(ino_tag), "ino=%lu,", (unsigned long)st.st_ino);
+
+	trace_clear();
+	rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &before);
+	rothp_vmstat(ROTHP_VM_DROP_ON_WRITE, &drop_before);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));
+	close(fd);
+	rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &after);
+	ksft_test_result(after == before && !trace_count(events[2], NULL, NULL),
+			 "split: opening O_RDONLY splits nothing, no event\n");
+
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));
+	close(fd);
+	rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &after);
+	rothp_vmstat(ROTHP_VM_DROP_ON_WRITE, &drop_after);
+	n = trace_count(events[2], ino_tag, "action=split");
+	ksft_print_msg("split: %ld huge folios; O_RDWR: %s +%ld, %ld split events for %s (%ld in all)\n",
+		       huge, ROTHP_VM_SPLIT_ON_WRITE, after - before, n, ino_tag,
+		       trace_count(events[2], NULL, NULL));
+	ksft_test_result(after - before == n && n == trace_count(events[2], NULL, NULL),
+			 "split: one event per counted split, each for the file\n");
+	if (large_folios)
+		ksft_test_result(n == 0, "split: the file system has large folios: none split\n");
+	else
+		ksft_test_result(huge > 0 && n == huge,
+				 "split: every huge folio of the file split on O_RDWR\n");
+	ksft_test_result(drop_after == drop_before && !trace_count(events[2], NULL, "action=drop"),
+			 "split: no huge folio dropped, no drop event\n");
+}
+
+int main(int argc, char **argv)
+{
+	char prog[PATH_MAX], copy[PATH_MAX], off_copy[PATH_MAX], file_tag[64], off_tag[64];
+	struct rothp_cache_block blk[64];
+	const char *dir, *why;
+	struct textproc tp;
+	long huge = 0, i, nr;
+	int large, fd, stop_on, stop_off;
+	struct stat st;
+
+	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
+	ksft_set_plan(NR_CHECKS);
+	why = rothp_prompt_skip();
+	if (why) {
+		for (i = 0; i < NR_CHECKS; i++)
+			ksft_test_result_skip("%s\n", why);
+		ksft_finished();
+	}
+	atexit(restore);
+	if (rothp_prompt_read(&saved_prompt))
+		ksft_exit_fail_msg("cannot read %s\n", ROTHP_PROMPT_KNOB);
+	why = events_on();
+	if (why) {
+		for (i = 0; i < NR_CHECKS; i++)
+			ksft_test_result_skip("%s\n", why);
+		ksft_finished();
+	}
+	/* "madvise": no fault of another program queues a request meanwhile. */
+	if (rothp_thp_save() || rothp_thp_khugepaged_defaults() ||
+	    rothp_thp_set_str("enabled", "madvise"))
+		ksft_exit_fail_msg("cannot set the THP knobs\n");
+	rothp_fs_name(dir, &large);
+
+	snprintf(copy, sizeof(copy), "%s/" COPY_NAME, dir);
+	snprintf(file_tag, sizeof(file_tag), "filename=%s,", COPY_NAME);
+	snprintf(off_copy, sizeof(off_copy), "%s/" OFF_NAME, dir);
+	snprintf(off_tag, sizeof(off_tag), "filename=%s,", OFF_NAME);
+	if (rothp_scratch_copy(prog, copy) || rothp_scratch_copy(prog, off_copy))
+		ksft_exit_fail_msg("cannot copy %s: %s\n", prog, strerror(errno));
+
+	textproc_start_checked(&tp, copy, "none", "on: start");
+	check_on(&tp, file_tag);
+	/* Not executed any more, so that it can be opened for write. */
+	stop_on = textproc_stop(&tp);
+
+	textproc_start_checked(&tp, off_copy, "none", "off: start");
+	check_off(&tp, off_tag);
+	stop_off = textproc_stop(&tp);
+
+	/* Huge folios of the copy in the page cache, for the split checks. */
+	fd = open(copy, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st))
+		ksft_exit_fail_msg("%s: %s\n", copy, strerror(errno));
+	nr = st.st_size / ROTHP_PMD_SIZE;
+	if (nr > (long)ARRAY_SIZE(blk))
+		nr = ARRAY_SIZE(blk);
+	if (rothp_cache_blocks(fd, 0, nr, blk))
+		ksft_exit_fail_msg("cannot probe the page cache of %s\n", copy);
+	close(fd);
+	for (i = 0; i < nr; i++)
+		huge += blk[i].huge;
+	ksft_print_msg("split: %ld of %ld blocks of the copy are huge folios\n", huge, nr);
+	check_split(copy, large, huge);
+
+	ksft_test_result(!stop_on && !stop_off, "both textprog processes exit with status 0\n");
+	rothp_thp_restore();
+	ksft_finished();
+}
