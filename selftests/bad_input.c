@@ -1,0 +1,1000 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bad_input <dir>: madvise(MADV_HUGEPAGE/MADV_COLLAPSE), process_madvise()
+ * and the THP sysfs and sysctl knobs given bad or unusual input. Every case
+ * asserts the exact result the kernel documents and returns, and that
+ * nothing was harmed: the text mapped from a copy of textprog still reads
+ * as the file, a knob keeps its value. The runner scans the console for
+ * kernel reports separately.
+ *
+ * Where the errno comes from (mm/madvise.c, mm/khugepaged.c, 6.12):
+ *  - do_madvise(): unknown advice, a start not page-aligned, a length that
+ *    rounds up to 0 or makes start + length wrap: EINVAL. A zero length:
+ *    0, nothing done.
+ *  - madvise_walk_vmas(): a range not wholly mapped is advised where it is
+ *    mapped, then fails with ENOMEM (unless a VMA's own advice failed).
+ *  - madvise_collapse(): thp_vma_allowable_order() refuses the VMA (file
+ *    open for write, special mapping, anonymous VMA without anon_vma, a
+ *    VMA too small for one aligned PMD): EINVAL. In 6.12 a block it cannot
+ *    map because the range has no page table at PUD level
+ *    (find_pmd_or_thp_or_none() -> SCAN_PMD_NULL) also gives EINVAL, through
+ *    madvise_collapse_errno(), although the page cache was collapsed; the
+ *    series allocates the page table and maps it.
+ *  - process_madvise(): flags != 0: EINVAL; a bad pidfd: EBADF; advice
+ *    other than COLD, PAGEOUT, WILLNEED, COLLAPSE: EINVAL; no ptrace read
+ *    access (mm_access()): EACCES; another process without CAP_SYS_NICE:
+ *    EPERM; a task without mm (zombie) or gone: ESRCH.
+ *  - khugepaged/prompt_collapse_store() and pages_to_scan_store() use
+ *    kstrtoul()/kstrtouint(): anything but a decimal number in range,
+ *    optionally followed by one newline, is EINVAL. enabled_store():
+ *    EINVAL for a word it does not know. fs.elf_text_thp_align is
+ *    proc_dointvec_minmax() with range 0..1: EINVAL outside it.
+ *
+ * Cases that need the series (prompt_collapse, elf_text_thp_align) are
+ * skipped on a kernel without it, saying so. The one case whose result the
+ * series changes (a range with no page table) expects 6.12's result where
+ * the prompt_collapse knob is missing, the series' where it is there.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include "kselftest.h"
+#include "rothp_util.h"
+
+#ifndef __NR_memfd_secret
+#define __NR_memfd_secret	447
+#endif
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT		21
+#endif
+
+#define NR_CASES		62
+#define PMD			ROTHP_PMD_SIZE
+#define PUD_SIZE		(1UL << 30)
+#define NOBODY			65534
+#define THP_DIR			"/sys/kernel/mm/transparent_hugepage/"
+#define ELF_ALIGN_SYSCTL	"fs/elf_text_thp_align"
+#define NO_ELF_ALIGN		"kernel lacks fs.elf_text_thp_align (baseline 6.12)"
+#define MEMFD_LEN		(2 * PMD)
+
+static char *file_buf;		/* the contents of the copy */
+static size_t file_len;		/* its whole 2 MiB blocks from offset 0 */
+static char *main_map;		/* a private r-x mapping of file_len bytes */
+
+static int sys_pidfd_open(pid_t pid)
+{
+	return syscall(__NR_pidfd_open, pid, 0);
+}
+
+static long sys_process_madvise(int pidfd, const struct iovec *iov, size_t n, int advice,
+				unsigned int flags)
+{
+	return syscall(__NR_process_madvise, pidfd, iov, n, advice, flags);
+}
+
+static const char *errname(int err)
+{
+	const char *name = err ? strerrorname_np(err) : "0";
+
+	return name ? name : "?";
+}
+
+/* madvise(), with MADV_COLLAPSE retried on a transient EAGAIN. */
+static int madv(void *addr, size_t len, int advice, int *err)
+{
+	int rc;
+
+	if (advice == MADV_COLLAPSE)
+		return rothp_madv_collapse(addr, len, err);
+	rc = madvise(addr, len, advice);
+	*err = rc ? errno : 0;
+	return rc;
+}
+
+/* Read a byte of every page, so the range has page tables. */
+static void touch(const char *p, size_t len)
+{
+	size_t off;
+
+	for (off = 0; off < len; off += ROTHP_PAGE_SIZE)
+		(void)*(volatile const char *)(p + off);
+}
+
+/* The main mapping still reads as the file. */
+static bool main_intact(void)
+{
+	return !memcmp(main_map, file_buf, file_len);
+}
+
+/*
+ * One case: the call returned rc with errno err; want_err 0 means it must
+ * return want_rc. intact says whether the state checks after it passed.
+ */
+static void report(const char *name, long rc, int err, long want_rc, int want_err, bool intact)
+{
+	bool ok = want_err ? rc == -1 && err == want_err : rc == want_rc && !err;
+
+	ksft_print_msg("%s: rc %ld errno %s%s\n", name, rc, errname(err),
+		       intact ? "" : "; state NOT intact");
+	if (want_err)
+		ksft_test_result(ok && intact, "%s: fails with %s, state intact\n", name,
+				 errname(want_err));
+	else
+		ksft_test_result(ok && intact, "%s: returns %ld, state intact\n", name, want_rc);
+}
+
+/* A field of the smaps entry of the VMA of pid holding addr, e.g. "VmFlags:". */
+static int smaps_line(pid_t pid, unsigned long addr, const char *field, char *out, size_t len)
+{
+	unsigned long start, end, off, ino;
+	char path[64], perms[5], *line = NULL;
+	size_t cap = 0, flen = strlen(field);
+	unsigned int maj, min;
+	bool inside = false;
+	int ret = -1;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	fp = fopen(path, "r");
+	if (!fp)
+		return -1;
+	while (getline(&line, &cap, fp) > 0) {
+		/* A VMA's header line, as in /proc/PID/maps. */
+		if (sscanf(line, "%lx-%lx %4s %lx %x:%x %lu", &start, &end, perms, &off, &maj,
+			   &min, &ino) == 7) {
+			if (inside)
+				break;
+			inside = addr >= start && addr < end;
+			continue;
+		}
+		if (inside && !strncmp(line, field, flen)) {
+			snprintf(out, len, "%s", line + flen);
+			out[strcspn(out, "\n")] = '\0';
+			ret = 0;
+			break;
+		}
+	}
+	free(line);
+	fclose(fp);
+	return ret;
+}
+
+/* A "NAME: <n> kB" smaps field in bytes, or -1. */
+static long smaps_bytes(pid_t pid, const void *addr, const char *field)
+{
+	char buf[128];
+	long kb;
+
+	if (smaps_line(pid, (unsigned long)addr, field, buf, sizeof(buf)) ||
+	    sscanf(buf, "%ld", &kb) != 1)
+		return -1;
+	return kb * 1024;
+}
+
+/* Does the VMA holding addr have the two-letter VmFlags flag? */
+static int vma_flag(const void *addr, const char *flag)
+{
+	char buf[256], *tok, *save;
+
+	if (smaps_line(getpid(), (unsigned long)addr, "VmFlags:", buf, sizeof(buf)))
+		return -1;
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		if (!strcmp(tok, flag))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Map len bytes of fd from offset 0 at a 2 MiB-aligned address with at
+ * least 2 MiB unmapped on either side (until something else is mapped).
+ */
+static char *map_holed(int fd, size_t len, int prot, int flags)
+{
+	size_t span = len + 4 * PMD;
+	char *res, *p;
+
+	res = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED)
+		ksft_exit_fail_msg("mmap %zu bytes: %s\n", span, strerror(errno));
+	p = (char *)ROTHP_ALIGN_UP((unsigned long)res, PMD) + PMD;
+	if (mmap(p, len, prot, flags | MAP_FIXED, fd, 0) == MAP_FAILED)
+		ksft_exit_fail_msg("mmap fixed: %s\n", strerror(errno));
+	munmap(res, p - res);
+	munmap(p + len, res + span - (p + len));
+	return p;
+}
+
+static char *map_file(int fd, size_t len, int prot)
+{
+	char *p = rothp_map_aligned(fd, len, 0, 0, prot);
+
+	if (p == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	return p;
+}
+
+/* Argument checks of madvise() itself, on the main mapping. */
+static void test_args(void)
+{
+	unsigned long m = (unsigned long)main_map;
+	int rc, err;
+
+	rc = madv(main_map + 1, PMD, MADV_HUGEPAGE, &err);
+	report("MADV_HUGEPAGE, start not page-aligned", rc, err, 0, EINVAL, main_intact());
+	rc = madv(main_map + 1, PMD, MADV_COLLAPSE, &err);
+	report("MADV_COLLAPSE, start not page-aligned", rc, err, 0, EINVAL, main_intact());
+
+	/* start + len ends at 2 MiB past 0: end < start. */
+	rc = madv(main_map, 0UL - m + PMD, MADV_HUGEPAGE, &err);
+	report("MADV_HUGEPAGE, start + length wraps around", rc, err, 0, EINVAL, main_intact());
+	rc = madv(main_map, 0UL - m + PMD, MADV_COLLAPSE, &err);
+	report("MADV_COLLAPSE, start + length wraps around", rc, err, 0, EINVAL, main_intact());
+
+	/* PAGE_ALIGN(SIZE_MAX) is 0: "len_in && !len". */
+	rc = madv(main_map, SIZE_MAX, MADV_HUGEPAGE, &err);
+	report("MADV_HUGEPAGE, length SIZE_MAX", rc, err, 0, EINVAL, main_intact());
+	rc = madv(main_map, SIZE_MAX, MADV_COLLAPSE, &err);
+	report("MADV_COLLAPSE, length SIZE_MAX", rc, err, 0, EINVAL, main_intact());
+
+	rc = madv(main_map, file_len, 12345, &err);
+	report("madvise, unknown advice 12345", rc, err, 0, EINVAL, main_intact());
+
+	/* Zero length: 0 and nothing done; the copy has no page cached yet. */
+	rc = madv(main_map, 0, MADV_COLLAPSE, &err);
+	report("MADV_COLLAPSE, zero length", rc, err, 0, 0,
+	       main_intact() && rothp_file_pmd_mapped(getpid(), m) == 0);
+	rc = madv(main_map, 0, MADV_HUGEPAGE, &err);
+	report("MADV_HUGEPAGE, zero length", rc, err, 0, 0,
+	       main_intact() && vma_flag(main_map, "hg") == 0);
+}
+
+/* Ranges that are not (wholly) mapped. */
+static void test_unmapped(int fd)
+{
+	char *hole, *p, stackvar = 0;
+	long pmd, before;
+	int rc, err;
+
+	/* No VMA at all: a kernel address, and a huge range above user space. */
+	rc = madv((void *)0xffffffff80000000UL, PMD, MADV_COLLAPSE, &err);
+	report("MADV_COLLAPSE, kernel address", rc, err, 0, ENOMEM, main_intact());
+	rc = madv((void *)(1UL << 47), 1UL << 46, MADV_HUGEPAGE, &err);
+	report("MADV_HUGEPAGE, 64 TiB above user space", rc, err, 0, ENOMEM, main_intact());
+
+	hole = mmap(NULL, 2 * PMD, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (hole == MAP_FAILED || munmap(hole, 2 * PMD))
+		ksft_exit_fail_msg("mmap/munmap: %s\n", strerror(errno));
+	rc = madv(hole, 2 * PMD, MADV_COLLAPSE, &err);
+	report("MADV_COLLAPSE, unmapped range", rc, err, 0, ENOMEM, main_intact());
+	rc = madv(hole, 2 * PMD, MADV_HUGEPAGE, &err);
+	report("MADV_HUGEPAGE, unmapped range", rc, err, 0, ENOMEM, main_intact());
+
+	/*
+	 * Partly mapped: a hole, then the first two blocks of a mapping. The
+	 * mapped part is collapsed, the call still fails. Read first, so the
+	 * range has page tables (see the SCAN_PMD_NULL case).
+	 */
+	p = map_holed(fd, file_len, PROT_READ | PROT_EXEC, MAP_PRIVATE);
+	touch(p, file_len);
+	before = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	rc = madv(p - PMD, 3 * PMD, MADV_COLLAPSE, &err);
+	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	ksft_print_msg("partly mapped: FilePmdMapped %ld kB before, %ld kB after\n",
+		       before / 1024, pmd / 1024);
+	report("MADV_COLLAPSE, hole then 2 mapped blocks: those collapsed", rc, err, 0, ENOMEM,
+	       before >= 0 && pmd - before == (long)(2 * PMD) && !memcmp(p, file_buf, file_len));
+
+	/* The last block, then a hole: only the last block gets VM_HUGEPAGE. */
+	rc = madv(p + file_len - PMD, 2 * PMD, MADV_HUGEPAGE, &err);
+	report("MADV_HUGEPAGE, last mapped block then a hole: that block advised", rc, err, 0,
+	       ENOMEM, vma_flag(p + file_len - PMD, "hg") == 1 && vma_flag(p, "hg") == 0 &&
+	       !memcmp(p, file_buf, file_len));
+	munmap(p, file_len);
+
+	/* The stack VMA cannot hold an aligned 2 MiB block. */
+	rc = madv((void *)ROTHP_ALIGN_DOWN((unsigned long)&stackvar, ROTHP_PAGE_SIZE),
+		  ROTHP_PAGE_SIZE, MADV_COLLAPSE, &err);
+	report("MADV_COLLAPSE, a page of the stack", rc, err, 0, EINVAL, main_intact());
+}
+
+/*
+ * A never-read mapping alone in its own 1 GiB: no page table exists above
+ * the PMD. In 6.12 collapse_pte_mapped_thp() then returns SCAN_PMD_NULL
+ * and MADV_COLLAPSE fails with EINVAL, although collapse_file() made the
+ * page cache block huge; reading it then maps that folio with a PMD. The
+ * series ("MADV_COLLAPSE maps file THPs where no page table exists yet")
+ * allocates the missing levels instead: 0, and PMD-mapped at once.
+ */
+static void test_no_page_table(int fd)
+{
+	bool series = !rothp_prompt_skip();
+	struct rothp_cache_block blk;
+	size_t span = 3 * PUD_SIZE;
+	long pmd_now, pmd_read;
+	char *res, *p;
+	int rc, err;
+
+	res = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED)
+		ksft_exit_fail_msg("mmap 3 GiB PROT_NONE: %s\n", strerror(errno));
+	p = (char *)ROTHP_ALIGN_UP((unsigned long)res, PUD_SIZE);
+	if (mmap(p, PMD, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 4 * PMD) == MAP_FAILED)
+		ksft_exit_fail_msg("mmap fixed: %s\n", strerror(errno));
+	/* Only our PROT_NONE reservation, never touched, shares that 1 GiB. */
+	rc = madv(p, PMD, MADV_COLLAPSE, &err);
+	pmd_now = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	memset(&blk, 0, sizeof(blk));
+	if (rothp_cache_blocks(fd, 4 * PMD, 1, &blk))
+		ksft_print_msg("page cache probe: %s\n", strerror(errno));
+	touch(p, PMD);
+	pmd_read = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	ksft_print_msg("no page table: page cache block huge %d; FilePmdMapped %ld kB, %ld kB after reading\n",
+		       blk.huge, pmd_now / 1024, pmd_read / 1024);
+	if (series)
+		report("MADV_COLLAPSE, never-read block alone in its 1 GiB: PMD-mapped at once",
+		       rc, err, 0, 0, blk.huge && pmd_now == (long)PMD &&
+		       !memcmp(p, file_buf + 4 * PMD, PMD));
+	else
+		report("MADV_COLLAPSE, never-read block alone in its 1 GiB (6.12: SCAN_PMD_NULL)",
+		       rc, err, 0, EINVAL, blk.huge && pmd_now == 0 && pmd_read == (long)PMD &&
+		       !memcmp(p, file_buf + 4 * PMD, PMD));
+	munmap(res, span);
+}
+
+/* Mappings with odd protections or sharing. */
+static void test_mappings(const char *path, int fd)
+{
+	char *p;
+	long pmd;
+	int rc, err, wfd;
+
+	/*
+	 * PROT_NONE: __thp_vma_allowable_orders() does not look at the
+	 * protection, so the range is collapsed and mapped with PROT_NONE
+	 * PMDs (do_set_pmd() takes vm_page_prot); smaps counts them.
+	 */
+	p = map_file(fd, file_len, PROT_READ);
+	touch(p, file_len);
+	if (mprotect(p, file_len, PROT_NONE))
+		ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
+	rc = madv(p, file_len, MADV_HUGEPAGE, &err);
+	report("MADV_HUGEPAGE, PROT_NONE mapping", rc, err, 0, 0, vma_flag(p, "hg") == 1);
+	rc = madv(p, file_len, MADV_COLLAPSE, &err);
+	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	ksft_print_msg("PROT_NONE: FilePmdMapped %ld kB of %zu kB\n", pmd / 1024, file_len >> 10);
+	if (mprotect(p, file_len, PROT_READ))
+		ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
+	report("MADV_COLLAPSE, PROT_NONE mapping: PMD-mapped", rc, err, 0, 0,
+	       pmd == (long)file_len && !memcmp(p, file_buf, file_len));
+	munmap(p, file_len);
+
+	/* MAP_SHARED, read-only fd: file_thp_enabled() only asks about the inode. */
+	p = rothp_map_aligned(fd, file_len, 0, 0, PROT_READ);
+	munmap(p, file_len);
+	p = mmap(p, file_len, PROT_READ, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	if (p == MAP_FAILED)
+		ksft_exit_fail_msg("mmap shared: %s\n", strerror(errno));
+	touch(p, file_len);
+	rc = madv(p, file_len, MADV_COLLAPSE, &err);
+	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	report("MADV_COLLAPSE, MAP_SHARED PROT_READ mapping: PMD-mapped", rc, err, 0, 0,
+	       pmd == (long)file_len && !memcmp(p, file_buf, file_len));
+	munmap(p, file_len);
+
+	/* MAP_SHARED writable: the file is open for write. */
+	wfd = open(path, O_RDWR);
+	if (wfd < 0)
+		ksft_exit_fail_msg("open %s O_RDWR: %s\n", path, strerror(errno));
+	p = rothp_map_aligned(wfd, file_len, 0, 0, PROT_READ);
+	munmap(p, file_len);
+	p = mmap(p, file_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, wfd, 0);
+	if (p == MAP_FAILED)
+		ksft_exit_fail_msg("mmap shared writable: %s\n", strerror(errno));
+	touch(p, file_len);
+	rc = madv(p, file_len, MADV_COLLAPSE, &err);
+	report("MADV_COLLAPSE, MAP_SHARED writable mapping", rc, err, 0, EINVAL,
+	       !memcmp(p, file_buf, file_len));
+	munmap(p, file_len);
+
+	/* A private r-x mapping while another fd holds the file open for write. */
+	p = map_file(fd, file_len, PROT_READ | PROT_EXEC);
+	touch(p, file_len);
+	rc = madv(p, file_len, MADV_HUGEPAGE, &err);
+	report("MADV_HUGEPAGE, file open for write elsewhere", rc, err, 0, 0,
+	       vma_flag(p, "hg") == 1 && !memcmp(p, file_buf, file_len));
+	rc = madv(p, file_len, MADV_COLLAPSE, &err);
+	report("MADV_COLLAPSE, file open for write elsewhere", rc, err, 0, EINVAL,
+	       !memcmp(p, file_buf, file_len));
+	munmap(p, file_len);
+	close(wfd);
+}
+
+/* A copy that is unlinked while mapped: still a regular file, not open for write. */
+static void test_deleted(const char *dir, const char *src)
+{
+	char path[PATH_MAX], *p;
+	long pmd;
+	int fd, rc, err;
+
+	snprintf(path, sizeof(path), "%s/bad_input.deleted.tmp", dir);
+	if (rothp_scratch_copy(src, path))
+		ksft_exit_fail_msg("copy to %s: %s\n", path, strerror(errno));
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		ksft_exit_fail_msg("open %s: %s\n", path, strerror(errno));
+	p = map_file(fd, file_len, PROT_READ | PROT_EXEC);
+	close(fd);
+	rothp_scratch_remove(path);
+	touch(p, file_len);
+	rc = madv(p, file_len, MADV_COLLAPSE, &err);
+	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	report("MADV_COLLAPSE, mapped file unlinked: PMD-mapped", rc, err, 0, 0,
+	       pmd == (long)file_len && !memcmp(p, file_buf, file_len));
+	munmap(p, file_len);
+}
+
+/* Files that are not on a disk file system. */
+static void test_special_files(void)
+{
+	unsigned char pattern[ROTHP_PAGE_SIZE];
+	char *p, buf[64];
+	size_t off;
+	long pmd;
+	int fd, rc, err, i;
+	bool same;
+
+	/* memfd: shmem; MADV_COLLAPSE forces huge pages (shmem_huge_force). */
+	fd = memfd_create("bad_input", 0);
+	if (fd < 0)
+		ksft_exit_fail_msg("memfd_create: %s\n", strerror(errno));
+	for (i = 0; i < (int)sizeof(pattern); i++)
+		pattern[i] = (unsigned char)(i * 7 + 1);
+	for (off = 0; off < MEMFD_LEN; off += sizeof(pattern)) {
+		pattern[0] = (unsigned char)(off / sizeof(pattern));
+		if (pwrite(fd, pattern, sizeof(pattern), off) != sizeof(pattern))
+			ksft_exit_fail_msg("memfd write: %s\n", strerror(errno));
+	}
+	p = rothp_map_aligned(fd, MEMFD_LEN, 0, 0, PROT_READ);
+	munmap(p, MEMFD_LEN);
+	p = mmap(p, MEMFD_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	if (p == MAP_FAILED)
+		ksft_exit_fail_msg("mmap memfd: %s\n", strerror(errno));
+	touch(p, MEMFD_LEN);
+	rc = madv(p, MEMFD_LEN, MADV_COLLAPSE, &err);
+	pmd = smaps_bytes(getpid(), p, "ShmemPmdMapped:");
+	same = true;
+	for (off = 0; off < MEMFD_LEN; off += sizeof(pattern)) {
+		pattern[0] = (unsigned char)(off / sizeof(pattern));
+		same &= !memcmp(p + off, pattern, sizeof(pattern));
+	}
+	ksft_print_msg("memfd: ShmemPmdMapped %ld kB\n", pmd / 1024);
+	report("MADV_COLLAPSE, memfd (shmem): PMD-mapped", rc, err, 0, 0,
+	       pmd == (long)MEMFD_LEN && same);
+	munmap(p, MEMFD_LEN);
+	close(fd);
+
+	/* memfd_secret(): its mapping is never a THP (file_thp_enabled()). */
+	fd = syscall(__NR_memfd_secret, 0);
+	if (fd < 0) {
+		ksft_test_result_skip("MADV_COLLAPSE, memfd_secret: memfd_secret: %s%s\n",
+				      strerror(errno),
+				      errno == ENOSYS ? " (CONFIG_SECRETMEM is off)" : "");
+	} else {
+		if (ftruncate(fd, PMD))
+			ksft_exit_fail_msg("ftruncate secretmem: %s\n", strerror(errno));
+		p = mmap(NULL, PMD, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED) {
+			ksft_test_result_skip("MADV_COLLAPSE, memfd_secret: mmap: %s\n",
+					      strerror(errno));
+		} else {
+			p[0] = 1;
+			rc = madv(p, PMD, MADV_COLLAPSE, &err);
+			report("MADV_COLLAPSE, memfd_secret", rc, err, 0, EINVAL, p[0] == 1);
+			munmap(p, PMD);
+		}
+		close(fd);
+	}
+
+	/* procfs: a pid file has no ->mmap; a proc_ops file's ->mmap gives EIO. */
+	fd = open("/proc/self/status", O_RDONLY);
+	p = mmap(NULL, ROTHP_PAGE_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
+	err = p == MAP_FAILED ? errno : 0;
+	report("mmap of /proc/self/status", p == MAP_FAILED ? -1 : 0, err, 0, ENODEV,
+	       fd >= 0 && read(fd, buf, sizeof(buf)) > 0 && main_intact());
+	if (p != MAP_FAILED)
+		munmap(p, ROTHP_PAGE_SIZE);
+	close(fd);
+	fd = open("/proc/meminfo", O_RDONLY);
+	p = mmap(NULL, ROTHP_PAGE_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
+	err = p == MAP_FAILED ? errno : 0;
+	report("mmap of /proc/meminfo", p == MAP_FAILED ? -1 : 0, err, 0, EIO,
+	       fd >= 0 && read(fd, buf, sizeof(buf)) > 0 && main_intact());
+	if (p != MAP_FAILED)
+		munmap(p, ROTHP_PAGE_SIZE);
+	close(fd);
+
+	/* sysfs: a text attribute has no mmap (kernfs_fop_mmap()). */
+	fd = open(THP_DIR "enabled", O_RDONLY);
+	p = mmap(NULL, ROTHP_PAGE_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
+	err = p == MAP_FAILED ? errno : 0;
+	report("mmap of a sysfs attribute (THP enabled)", p == MAP_FAILED ? -1 : 0, err, 0,
+	       ENODEV, fd >= 0 && read(fd, buf, sizeof(buf)) > 0 && main_intact());
+	if (p != MAP_FAILED)
+		munmap(p, ROTHP_PAGE_SIZE);
+	close(fd);
+
+	/* /dev/zero, MAP_PRIVATE: an anonymous VMA (mmap_zero()). */
+	fd = open("/dev/zero", O_RDONLY);
+	if (fd < 0)
+		ksft_exit_fail_msg("open /dev/zero: %s\n", strerror(errno));
+	p = rothp_map_aligned(fd, 2 * PMD, 0, 0, PROT_READ | PROT_WRITE);
+	if (p == MAP_FAILED)
+		ksft_exit_fail_msg("mmap /dev/zero: %s\n", strerror(errno));
+	/* Never written: no anon_vma, so no THP order is allowed. */
+	rc = madv(p, 2 * PMD, MADV_COLLAPSE, &err);
+	report("MADV_COLLAPSE, /dev/zero private, never written", rc, err, 0, EINVAL,
+	       vma_flag(p, "hg") == 0 && main_intact());
+	/* Written: an ordinary anonymous collapse. */
+	for (off = 0; off < 2 * PMD; off += ROTHP_PAGE_SIZE)
+		p[off] = (char)(off / ROTHP_PAGE_SIZE) | 1;
+	rc = madv(p, 2 * PMD, MADV_COLLAPSE, &err);
+	pmd = smaps_bytes(getpid(), p, "AnonHugePages:");
+	same = true;
+	for (off = 0; off < 2 * PMD; off += ROTHP_PAGE_SIZE)
+		same &= p[off] == ((char)(off / ROTHP_PAGE_SIZE) | 1) && !p[off + 1];
+	ksft_print_msg("/dev/zero private: AnonHugePages %ld kB\n", pmd / 1024);
+	report("MADV_COLLAPSE, /dev/zero private, written: anonymous THPs", rc, err, 0, 0,
+	       pmd == (long)(2 * PMD) && same);
+	munmap(p, 2 * PMD);
+	close(fd);
+}
+
+/*
+ * A sysfs PCI BAR (resourceN) mapping: VM_IO | VM_PFNMAP, so VM_NO_KHUGEPAGED
+ * (and a special huge VMA): MADV_COLLAPSE is refused with EINVAL. Its memory
+ * is never read. MADV_HUGEPAGE only sets VM_HUGEPAGE; the series must not
+ * queue such a VMA for prompt collapse (__khugepaged_queue_range()).
+ */
+static void test_pci_bar(void)
+{
+	char path[PATH_MAX], line[256], found[PATH_MAX] = "";
+	unsigned long long start, end, flags;
+	struct dirent *de;
+	int fd = -1, rc, err, n;
+	DIR *d;
+	char *p;
+
+	d = opendir("/sys/bus/pci/devices");
+	while (d && !found[0] && (de = readdir(d))) {
+		FILE *fp;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", de->d_name);
+		fp = fopen(path, "r");
+		for (n = 0; fp && fgets(line, sizeof(line), fp) && n < 6; n++) {
+			if (sscanf(line, "%llx %llx %llx", &start, &end, &flags) != 3)
+				break;
+			/* IORESOURCE_MEM, at least a page */
+			if (!(flags & 0x200) || end - start + 1 < ROTHP_PAGE_SIZE)
+				continue;
+			snprintf(found, sizeof(found), "/sys/bus/pci/devices/%s/resource%d",
+				 de->d_name, n);
+			break;
+		}
+		if (fp)
+			fclose(fp);
+	}
+	if (d)
+		closedir(d);
+	if (!found[0]) {
+		ksft_test_result_skip("MADV_COLLAPSE, sysfs PCI BAR mapping: no memory BAR found\n");
+		ksft_test_result_skip("MADV_HUGEPAGE, sysfs PCI BAR mapping: no memory BAR found\n");
+		return;
+	}
+	fd = open(found, O_RDONLY);
+	p = fd < 0 ? MAP_FAILED : mmap(NULL, ROTHP_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		ksft_print_msg("%s: %s\n", found, strerror(errno));
+		ksft_test_result_skip("MADV_COLLAPSE, sysfs PCI BAR mapping: cannot map %s\n",
+				      found);
+		ksft_test_result_skip("MADV_HUGEPAGE, sysfs PCI BAR mapping: cannot map %s\n",
+				      found);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	ksft_print_msg("PCI BAR: %s mapped at %p\n", found, p);
+	rc = madv(p, ROTHP_PAGE_SIZE, MADV_COLLAPSE, &err);
+	report("MADV_COLLAPSE, sysfs PCI BAR mapping", rc, err, 0, EINVAL, main_intact());
+	rc = madv(p, ROTHP_PAGE_SIZE, MADV_HUGEPAGE, &err);
+	report("MADV_HUGEPAGE, sysfs PCI BAR mapping", rc, err, 0, 0,
+	       vma_flag(p, "hg") == 1 && main_intact());
+	munmap(p, ROTHP_PAGE_SIZE);
+	close(fd);
+}
+
+struct perm_result {
+	long rc_other;		/* process_madvise() of a sibling */
+	int err_other;
+	long pmd_before, pmd_after;	/* the sibling's FilePmdMapped */
+	long rc_self;		/* process_madvise() of itself */
+	int err_self;
+};
+
+/* Drop root for good: groups, gid, uid. */
+static int become_nobody(void)
+{
+	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY))
+		return -1;
+	return 0;
+}
+
+/*
+ * As nobody, dumpable, with a sibling of the same uid: ptrace read access
+ * is granted, CAP_SYS_NICE is missing, so the sibling is EPERM; itself
+ * needs no capability.
+ */
+static void perm_child(int out, char *map, size_t len)
+{
+	struct perm_result r = { .rc_other = -2, .rc_self = -2 };
+	struct iovec iov = { .iov_base = map, .iov_len = len };
+	int ctl[2], pidfd, self;
+	char c;
+	pid_t sib;
+
+	if (become_nobody() || prctl(PR_SET_DUMPABLE, 1) || pipe(ctl))
+		_exit(2);
+	/* fork() copied no page table of the file mapping: fault it back. */
+	touch(map, len);
+	sib = fork();
+	if (!sib) {
+		close(ctl[1]);
+		while (read(ctl[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(ctl[0]);
+	pidfd = sys_pidfd_open(sib);
+	self = sys_pidfd_open(getpid());
+	r.pmd_before = rothp_file_pmd_mapped(sib, (unsigned long)map);
+	r.rc_other = sys_process_madvise(pidfd, &iov, 1, MADV_COLLAPSE, 0);
+	r.err_other = r.rc_other < 0 ? errno : 0;
+	r.pmd_after = rothp_file_pmd_mapped(sib, (unsigned long)map);
+	r.rc_self = sys_process_madvise(self, &iov, 1, MADV_COLLAPSE, 0);
+	r.err_self = r.rc_self < 0 ? errno : 0;
+	close(ctl[1]);
+	waitpid(sib, NULL, 0);
+	if (write(out, &r, sizeof(r)) != sizeof(r))
+		_exit(3);
+	_exit(0);
+}
+
+static void test_process_madvise(const char *dir, const char *src)
+{
+	char path[PATH_MAX], *map;
+	struct perm_result r;
+	struct textproc tp;
+	struct iovec iov, big[1025];
+	siginfo_t si;
+	long rc, pmd, want, eligible, calls;
+	int pidfd, fd, err, status, pfd[2];
+	pid_t pid;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/bad_input.pm.tmp", dir);
+	if (rothp_scratch_copy(src, path) || rothp_prewarm(path))
+		ksft_exit_fail_msg("copy to %s: %s\n", path, strerror(errno));
+
+	/* Root, another process: its text is collapsed. */
+	if (textproc_start(&tp, path, "none"))
+		ksft_exit_fail_msg("cannot start %s\n", path);
+	textproc_run(&tp, &calls);
+	eligible = textproc_eligible(&tp);
+	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
+	pidfd = sys_pidfd_open(tp.pid);
+	if (pidfd < 0)
+		ksft_exit_fail_msg("pidfd_open: %s\n", strerror(errno));
+	iov.iov_base = (void *)ROTHP_ALIGN_UP(tp.start, PMD);
+	iov.iov_len = ROTHP_ALIGN_DOWN(tp.end, PMD) - (unsigned long)iov.iov_base;
+	rc = sys_process_madvise(pidfd, &iov, 1, MADV_COLLAPSE, 0);
+	err = rc < 0 ? errno : 0;
+	want = eligible * (long)PMD;
+	ksft_print_msg("process_madvise: FilePmdMapped %ld kB before, %ld kB after, %ld eligible\n",
+		       pmd / 1024, rothp_file_pmd_mapped(tp.pid, tp.start) / 1024, eligible);
+	report("process_madvise(MADV_COLLAPSE) of another process as root: its text collapsed",
+	       rc, err, iov.iov_len, 0, pmd == 0 && eligible > 0 &&
+	       rothp_file_pmd_mapped(tp.pid, tp.start) == want &&
+	       textproc_sum_matches(&tp, "process_madvise"));
+
+	rc = sys_process_madvise(pidfd, &iov, 1, MADV_COLLAPSE, 1);
+	err = rc < 0 ? errno : 0;
+	report("process_madvise, flags 1", rc, err, 0, EINVAL,
+	       textproc_run(&tp, &calls) == 1);
+	rc = sys_process_madvise(pidfd, &iov, 1, MADV_HUGEPAGE, 0);
+	err = rc < 0 ? errno : 0;
+	report("process_madvise, MADV_HUGEPAGE (not allowed remotely)", rc, err,
+	       0, EINVAL, textproc_run(&tp, &calls) == 1);
+	rc = sys_process_madvise(-1, &iov, 1, MADV_COLLAPSE, 0);
+	err = rc < 0 ? errno : 0;
+	report("process_madvise, pidfd -1", rc, err, 0, EBADF, main_intact());
+	fd = open("/", O_RDONLY | O_DIRECTORY);
+	rc = sys_process_madvise(fd, &iov, 1, MADV_COLLAPSE, 0);
+	err = rc < 0 ? errno : 0;
+	report("process_madvise, a directory fd as pidfd", rc, err, 0, EBADF,
+	       main_intact());
+	close(fd);
+	memset(big, 0, sizeof(big));
+	rc = sys_process_madvise(pidfd, big, 1025, MADV_COLLAPSE, 0);
+	err = rc < 0 ? errno : 0;
+	report("process_madvise, 1025 iovecs (> UIO_MAXIOV)", rc, err, 0, EINVAL,
+	       main_intact());
+	rc = sys_process_madvise(pidfd, (struct iovec *)8, 1, MADV_COLLAPSE, 0);
+	err = rc < 0 ? errno : 0;
+	report("process_madvise, iovec at a bad address", rc, err, 0, EFAULT,
+	       main_intact());
+	iov.iov_base = (char *)iov.iov_base + 1;
+	rc = sys_process_madvise(pidfd, &iov, 1, MADV_COLLAPSE, 0);
+	err = rc < 0 ? errno : 0;
+	report("process_madvise, range not page-aligned", rc, err, 0, EINVAL,
+	       textproc_run(&tp, &calls) == 1);
+	close(pidfd);
+	ok = !textproc_stop(&tp);
+	if (!ok)
+		ksft_print_msg("textprog did not exit cleanly\n");
+
+	/* A zombie has no mm; a reaped process no task. */
+	fflush(NULL);
+	pid = fork();
+	if (!pid)
+		_exit(0);
+	pidfd = sys_pidfd_open(pid);
+	waitid(P_PID, pid, &si, WEXITED | WNOWAIT);
+	iov.iov_base = main_map;
+	iov.iov_len = PMD;
+	rc = sys_process_madvise(pidfd, &iov, 1, MADV_COLLAPSE, 0);
+	err = rc < 0 ? errno : 0;
+	report("process_madvise of a zombie", rc, err, 0, ESRCH, ok);
+	waitpid(pid, &status, 0);
+	rc = sys_process_madvise(pidfd, &iov, 1, MADV_COLLAPSE, 0);
+	err = rc < 0 ? errno : 0;
+	report("process_madvise of a reaped process", rc, err, 0, ESRCH,
+	       main_intact());
+	close(pidfd);
+
+	/* Unprivileged, same uid: EPERM for the sibling, fine for itself. */
+	fd = open(path, O_RDONLY);
+	map = map_file(fd, file_len, PROT_READ | PROT_EXEC);
+	close(fd);
+	touch(map, file_len);
+	if (pipe(pfd))
+		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (!pid) {
+		close(pfd[0]);
+		perm_child(pfd[1], map, file_len);
+	}
+	close(pfd[1]);
+	memset(&r, 0, sizeof(r));
+	r.rc_other = r.rc_self = -2;
+	if (read(pfd[0], &r, sizeof(r)) != sizeof(r))
+		ksft_print_msg("no result from the unprivileged child\n");
+	close(pfd[0]);
+	waitpid(pid, &status, 0);
+	ksft_print_msg("as nobody: sibling FilePmdMapped %ld kB before, %ld kB after\n",
+		       r.pmd_before / 1024, r.pmd_after / 1024);
+	report("process_madvise(MADV_COLLAPSE) of a same-uid process without CAP_SYS_NICE",
+	       r.rc_other, r.err_other, 0, EPERM,
+	       r.pmd_before >= 0 && r.pmd_after == r.pmd_before);
+	report("process_madvise(MADV_COLLAPSE) of itself without privilege", r.rc_self,
+	       r.err_self, file_len, 0, !memcmp(map, file_buf, file_len));
+	munmap(map, file_len);
+}
+
+/*
+ * Write val (len bytes) to path: the write()'s result, or -1 with *err the
+ * errno of the open() or write().
+ */
+static long write_knob(const char *path, const char *val, size_t len, int *err)
+{
+	long n;
+	int fd;
+
+	*err = 0;
+	fd = open(path, O_WRONLY);
+	if (fd < 0) {
+		*err = errno;
+		return -1;
+	}
+	n = write(fd, val, len);
+	if (n < 0)
+		*err = errno;
+	close(fd);
+	return n;
+}
+
+static int read_knob(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* "<label>: write "<val>"", a trailing newline said in words. */
+static void knob_case(char *buf, size_t len, const char *label, const char *val)
+{
+	snprintf(buf, len, "%s: write \"%.*s\"%s", label, (int)strcspn(val, "\n"), val,
+		 strchr(val, '\n') ? " + newline" : "");
+}
+
+/*
+ * Write a bad value; the knob must fail with want_err and keep its value
+ * (if same, else it must just stay readable).
+ */
+static void bad_knob(const char *path, const char *label, const char *val, size_t len,
+		     long want_rc, int want_err, bool same)
+{
+	char before[128] = "", after[128] = "", name[256];
+	long rc;
+	int err;
+
+	read_knob(path, before, sizeof(before));
+	rc = write_knob(path, val, len, &err);
+	read_knob(path, after, sizeof(after));
+	knob_case(name, sizeof(name), label, val);
+	report(name, rc, err, want_rc, want_err,
+	       before[0] && after[0] && (!same || !strcmp(before, after)));
+}
+
+static void test_knobs(void)
+{
+	static const char * const bad_bool[] = {
+		"2", "-1", "abc", "1x", " 1", "\n", "18446744073709551616",
+	};
+	const char *knob = THP_DIR ROTHP_PROMPT_KNOB;
+	const char *skip = rothp_prompt_skip();
+	char val[64], buf[128];
+	size_t i;
+
+	if (rothp_thp_save())
+		ksft_exit_fail_msg("cannot save the THP settings\n");
+	for (i = 0; i < ARRAY_SIZE(bad_bool); i++) {
+		if (skip) {
+			knob_case(buf, sizeof(buf), "prompt_collapse", bad_bool[i]);
+			ksft_test_result_skip("%s: %s\n", buf, skip);
+			continue;
+		}
+		bad_knob(knob, "prompt_collapse", bad_bool[i], strlen(bad_bool[i]), 0, EINVAL,
+			 true);
+	}
+	if (skip) {
+		ksft_test_result_skip("prompt_collapse: empty write: %s\n", skip);
+		ksft_test_result_skip("prompt_collapse: its own value + newline: %s\n", skip);
+		ksft_test_result_skip("prompt_collapse_pending: open for write: %s\n", skip);
+	} else {
+		/* sysfs_kf_write() returns 0 for an empty write, calling nothing. */
+		bad_knob(knob, "prompt_collapse", "", 0, 0, 0, true);
+		/* What kstrtoul() accepts: the current value, newline-terminated. */
+		read_knob(knob, val, sizeof(val));
+		val[strcspn(val, "\n")] = '\0';
+		snprintf(buf, sizeof(buf), "%s\n", val);
+		bad_knob(knob, "prompt_collapse", buf, strlen(buf), strlen(buf), 0, true);
+		/*
+		 * 0444: kernfs_fop_open() refuses write opens of a file with no
+		 * write permission, even for root (sysfs has
+		 * KERNFS_ROOT_EXTRA_OPEN_PERM_CHECK).
+		 */
+		bad_knob(THP_DIR ROTHP_PROMPT_PENDING, "prompt_collapse_pending", "0", 1, 0,
+			 EACCES, false);
+	}
+	bad_knob(THP_DIR "khugepaged/pages_to_scan", "khugepaged/pages_to_scan", "0", 1, 0,
+		 EINVAL, true);
+	bad_knob(THP_DIR "enabled", "enabled", "sometimes", 9, 0, EINVAL, true);
+
+	if (access("/proc/sys/" ELF_ALIGN_SYSCTL, F_OK)) {
+		ksft_test_result_skip("fs.elf_text_thp_align: write \"2\": %s\n", NO_ELF_ALIGN);
+		ksft_test_result_skip("fs.elf_text_thp_align: write \"-1\": %s\n", NO_ELF_ALIGN);
+		ksft_test_result_skip("fs.elf_text_thp_align: write \"abc\": %s\n", NO_ELF_ALIGN);
+	} else {
+		if (rothp_sysctl_save(ELF_ALIGN_SYSCTL))
+			ksft_exit_fail_msg("cannot save %s\n", ELF_ALIGN_SYSCTL);
+		bad_knob("/proc/sys/" ELF_ALIGN_SYSCTL, "fs.elf_text_thp_align", "2", 1, 0,
+			 EINVAL, true);
+		bad_knob("/proc/sys/" ELF_ALIGN_SYSCTL, "fs.elf_text_thp_align", "-1", 2, 0,
+			 EINVAL, true);
+		bad_knob("/proc/sys/" ELF_ALIGN_SYSCTL, "fs.elf_text_thp_align", "abc", 3, 0,
+			 EINVAL, true);
+		rothp_sysctl_restore();
+	}
+	rothp_thp_restore();
+}
+
+int main(int argc, char **argv)
+{
+	char prog[PATH_MAX], path[PATH_MAX];
+	const char *dir;
+	size_t size;
+	long calls;
+	int fd, rc, err;
+
+	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
+	ksft_set_plan(NR_CASES);
+
+	snprintf(path, sizeof(path), "%s/bad_input.tmp", dir);
+	if (rothp_scratch_copy(prog, path))
+		ksft_exit_fail_msg("copy to %s: %s\n", path, strerror(errno));
+	file_buf = rothp_read_whole(path, &size);
+	file_len = ROTHP_ALIGN_DOWN(size, PMD);
+	if (file_len < 8 * PMD)
+		ksft_exit_fail_msg("%s: %zu bytes, expected at least 16 MiB\n", path, size);
+	/*
+	 * Small folios in the page cache (an XFS fault could read ahead
+	 * PMD-sized ones and map them whole), then the main mapping read
+	 * through: PTE-mapped, with page tables, nothing huge.
+	 */
+	if (rothp_drop_caches() || rothp_prewarm(path))
+		ksft_exit_fail_msg("drop_caches, read %s: %s\n", path, strerror(errno));
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		ksft_exit_fail_msg("open %s: %s\n", path, strerror(errno));
+	main_map = map_file(fd, file_len, PROT_READ | PROT_EXEC);
+	touch(main_map, file_len);
+	ksft_print_msg("%s: %zu MiB mapped at %p, FilePmdMapped %ld kB\n", path, file_len >> 20,
+		       main_map, rothp_file_pmd_mapped(getpid(), (unsigned long)main_map) / 1024);
+
+	test_args();
+	test_no_page_table(fd);
+	test_unmapped(fd);
+	test_mappings(path, fd);
+	test_deleted(dir, prog);
+	test_special_files();
+	test_pci_bar();
+	test_process_madvise(dir, prog);
+	test_knobs();
+
+	/* Last: the kernel still collapses text and runs programs. */
+	rc = madv(main_map, file_len, MADV_COLLAPSE, &err);
+	report("MADV_COLLAPSE of the first mapping after all that: PMD-mapped", rc, err, 0, 0,
+	       rothp_file_pmd_mapped(getpid(), (unsigned long)main_map) == (long)file_len &&
+	       main_intact());
+	{
+		struct textproc tp;
+		int ok;
+
+		if (textproc_start(&tp, prog, "collapse"))
+			ksft_exit_fail_msg("cannot start %s\n", prog);
+		ok = textproc_run(&tp, &calls);
+		ksft_test_result(tp.action_rc == 0 && ok == 1 &&
+				 textproc_sum_matches(&tp, "final") && !textproc_stop(&tp),
+				 "textprog still collapses, runs and exits\n");
+	}
+	munmap(main_map, file_len);
+	close(fd);
+	ksft_finished();
+}

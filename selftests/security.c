@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * security <dir>: writes into PMD-mapped private text stay private, and
+ * an unprivileged user cannot collapse, split or reconfigure anything.
+ * Each case works on its own copy of textprog, so a failure cannot leak
+ * into the file other tests run.
+ *
+ *  a. procmem: a pwrite() through /proc/self/mem (FOLL_FORCE) into the
+ *     PMD-mapped r-x text of a private mapping. GUP faults for write,
+ *     wp_huge_pmd() (mm/memory.c) splits just that PMD of a file VMA and
+ *     the PTE fault copies the page: the writer sees the new byte; the
+ *     file, its page cache (still one clean huge folio) and a second
+ *     process do not, nor does the file after drop_caches.
+ *  b. ptrace: PTRACE_POKETEXT into a child's PMD-mapped text, the same
+ *     path through access_process_vm(): the child runs the changed stub,
+ *     the file and page cache stay as they were; poking the old word back
+ *     makes the stub right again.
+ *  c. uprobe: a uprobe event on a stub of PMD-mapped text.
+ *     uprobe_write_opcode() (kernel/events/uprobes.c) reads the page with
+ *     FOLL_SPLIT_PMD and replaces it with an anonymous copy holding int3,
+ *     so the probed block is PTE-mapped in the process while the probe is
+ *     there; the stub still returns its value and the probe counts hits.
+ *     On removal the copy is dropped for the page cache page, and as that
+ *     is part of a huge folio collapse_pte_mapped_thp() retracts the page
+ *     table, so the block is PMD-mapped again at the next fault. The file
+ *     and its page cache never change.
+ *  d. unprivileged: uid 65534 cannot process_madvise() a root process
+ *     (mm_access() in process_madvise() fails the PTRACE_MODE_READ check:
+ *     EACCES), open its /proc/PID/mem (EACCES), ptrace it (EPERM), or open
+ *     the THP knobs or drop_caches for write (EACCES). The target stays
+ *     PTE-mapped; root then collapses it, so the refusals mattered.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include "kselftest.h"
+#include "rothp_util.h"
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT		21
+#endif
+
+#define PMD			ROTHP_PMD_SIZE
+#define NOBODY			65534
+#define PROBE_STUB		1000	/* in the second 2 MiB block of stubs */
+#define TRACEFS			"/sys/kernel/tracing"
+#define UPROBE_GROUP		"rothp_sec"
+#define UPROBE_EVENT		"stub"
+#define UPROBE_CASES		12
+#define THP_DIR			"/sys/kernel/mm/transparent_hugepage/"
+
+static char prog[PATH_MAX];
+static const char *dir;
+static uint64_t prog_hash;	/* of the whole of textprog */
+static size_t prog_size;
+
+/* A copy of textprog for one case. */
+struct copy {
+	char path[PATH_MAX];
+	int fd;
+	off_t stub0;		/* file offset of stub 0 */
+	long nr_stubs;
+};
+
+static void copy_make(struct copy *c, const char *name)
+{
+	snprintf(c->path, sizeof(c->path), "%s/security.%s.tmp", dir, name);
+	if (rothp_scratch_copy(prog, c->path))
+		ksft_exit_fail_msg("copy to %s: %s\n", c->path, strerror(errno));
+	c->fd = open(c->path, O_RDONLY);
+	if (c->fd < 0)
+		ksft_exit_fail_msg("open %s: %s\n", c->path, strerror(errno));
+	c->nr_stubs = rothp_find_stubs(c->fd, &c->stub0);
+	if (c->nr_stubs <= PROBE_STUB)
+		ksft_exit_fail_msg("%s: %ld stubs\n", c->path, c->nr_stubs);
+}
+
+/* The whole file, read after writing back and dropping the page cache. */
+static bool copy_unchanged_on_disk(struct copy *c, const char *who)
+{
+	uint64_t h = ~prog_hash;
+
+	if (rothp_drop_caches() || rothp_file_hash(c->fd, 0, prog_size, &h))
+		ksft_print_msg("%s: drop_caches or read: %s\n", who, strerror(errno));
+	if (h != prog_hash)
+		ksft_print_msg("%s: file hash %llx, textprog %llx\n", who, (unsigned long long)h,
+			       (unsigned long long)prog_hash);
+	return h == prog_hash;
+}
+
+static void copy_remove(struct copy *c)
+{
+	close(c->fd);
+	rothp_scratch_remove(c->path);
+}
+
+/* The 2 MiB page cache block of fd holding off: one clean huge folio? */
+static bool cache_block_clean_huge(int fd, off_t off, const char *who)
+{
+	struct rothp_cache_block blk;
+
+	if (rothp_cache_blocks(fd, ROTHP_ALIGN_DOWN(off, PMD), 1, &blk)) {
+		ksft_print_msg("%s: page cache probe: %s\n", who, strerror(errno));
+		return false;
+	}
+	ksft_print_msg("%s: page cache block at %#lx: %d resident, %d dirty, %d writeback, %s\n",
+		       who, (unsigned long)blk.offset, blk.resident, blk.dirty, blk.writeback,
+		       blk.huge ? "one huge folio" : "not one huge folio");
+	return blk.huge && !blk.dirty && !blk.writeback;
+}
+
+/* pread() len bytes of fd at off and compare them with want. */
+static bool file_reads(int fd, off_t off, const void *want, size_t len)
+{
+	unsigned char buf[16];
+
+	if (len > sizeof(buf) || pread(fd, buf, len, off) != (ssize_t)len)
+		return false;
+	return !memcmp(buf, want, len);
+}
+
+/*
+ * A second process maps the file afresh, privately, and reads len bytes
+ * at off: do they equal want?
+ */
+static bool fresh_process_reads(const char *path, off_t off, const void *want, size_t len)
+{
+	int status = 0, fd;
+	size_t maplen;
+	char *p;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (!pid) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			_exit(2);
+		maplen = ROTHP_ALIGN_UP(off + len, PMD);
+		p = mmap(NULL, maplen, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED)
+			_exit(3);
+		_exit(memcmp(p + off, want, len) ? 1 : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return false;
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		ksft_print_msg("second process: status %#x\n", status);
+	return WIFEXITED(status) && !WEXITSTATUS(status);
+}
+
+static void test_procmem(void)
+{
+	unsigned char orig, val, now;
+	struct copy c;
+	long before, after;
+	size_t len;
+	off_t off;
+	int memfd, rc, err;
+	ssize_t n;
+	char *p;
+
+	copy_make(&c, "procmem");
+	len = ROTHP_ALIGN_DOWN(prog_size, PMD);
+	p = rothp_map_aligned(c.fd, len, 0, 0, PROT_READ | PROT_EXEC);
+	if (p == MAP_FAILED)
+		ksft_exit_fail_msg("mmap %s: %s\n", c.path, strerror(errno));
+	/*
+	 * Read it first: in 6.12 MADV_COLLAPSE installs a PMD only where the
+	 * range has page tables down to the PMD level.
+	 */
+	for (off = 0; off < (off_t)len; off += ROTHP_PAGE_SIZE)
+		(void)*(volatile const char *)(p + off);
+	rc = rothp_madv_collapse(p, len, &err);
+	before = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	ksft_print_msg("procmem: MADV_COLLAPSE rc %d (%s), FilePmdMapped %ld kB of %zu kB\n", rc,
+		       strerror(err), before / 1024, len >> 10);
+	ksft_test_result(!rc && before == (long)len,
+			 "procmem: private r-x mapping PMD-mapped by MADV_COLLAPSE\n");
+
+	/* A byte inside stub PROBE_STUB: its 2 MiB block is not the first. */
+	off = c.stub0 + PROBE_STUB * ROTHP_STUB_SIZE + ROTHP_STUB_IMM;
+	orig = p[off];
+	val = orig ^ 0xff;
+	memfd = open("/proc/self/mem", O_RDWR);
+	n = memfd < 0 ? -1 : pwrite(memfd, &val, 1, (off_t)(unsigned long)(p + off));
+	if (n != 1)
+		ksft_print_msg("procmem: pwrite: %zd, %s\n", n, strerror(errno));
+	if (memfd >= 0)
+		close(memfd);
+	ksft_test_result(n == 1, "procmem: pwrite through /proc/self/mem into r-x text works\n");
+	now = *(volatile unsigned char *)(p + off);
+	ksft_test_result(now == val, "procmem: the writer reads the byte it wrote\n");
+
+	after = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	ksft_print_msg("procmem: FilePmdMapped %ld kB before, %ld kB after the write\n",
+		       before / 1024, after / 1024);
+	ksft_test_result(after == before - (long)PMD,
+			 "procmem: only the written block lost its PMD mapping\n");
+	ksft_test_result(file_reads(c.fd, off, &orig, 1),
+			 "procmem: pread of the file reads the old byte\n");
+	ksft_test_result(cache_block_clean_huge(c.fd, off, "procmem"),
+			 "procmem: the page cache block is still one clean huge folio\n");
+	ksft_test_result(fresh_process_reads(c.path, off, &orig, 1),
+			 "procmem: a second process mapping the file reads the old byte\n");
+	munmap(p, len);
+	ksft_test_result(copy_unchanged_on_disk(&c, "procmem"),
+			 "procmem: after drop_caches the file is unchanged\n");
+	copy_remove(&c);
+}
+
+/* Stop a child we are not tracing yet: seize and interrupt it. */
+static int trace_stop(pid_t pid)
+{
+	int status;
+
+	if (ptrace(PTRACE_SEIZE, pid, 0, 0) || ptrace(PTRACE_INTERRUPT, pid, 0, 0))
+		return -1;
+	if (waitpid(pid, &status, __WALL) != pid || !WIFSTOPPED(status))
+		return -1;
+	return 0;
+}
+
+/* Replace the word at addr of a stopped tracee; 0 if it reads back. */
+static int poke(pid_t pid, unsigned long addr, long word)
+{
+	long back;
+
+	if (ptrace(PTRACE_POKETEXT, pid, addr, word))
+		return -1;
+	errno = 0;
+	back = ptrace(PTRACE_PEEKTEXT, pid, addr, 0);
+	return errno || back != word ? -1 : 0;
+}
+
+/* The stub's "movl $imm, %eax; ret" with another immediate. */
+static long stub_word(long word, uint32_t imm)
+{
+	memcpy((char *)&word + ROTHP_STUB_IMM, &imm, sizeof(imm));
+	return word;
+}
+
+static void test_ptrace(void)
+{
+	uint64_t memsum = 0, filesum = 0, blobsum = 0;
+	unsigned char orig[8];
+	struct rothp_vma vma;
+	struct textproc tp;
+	unsigned long addr;
+	long word = 0, eligible, full, pmd, calls;
+	struct copy c;
+	off_t off;
+	bool ok;
+	int ran;
+
+	copy_make(&c, "ptrace");
+	textproc_start_checked(&tp, c.path, "collapse", "ptrace: child's MADV_COLLAPSE of its text");
+	eligible = textproc_eligible(&tp);
+	full = eligible * (long)PMD;
+	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
+	ksft_print_msg("ptrace: child FilePmdMapped %ld kB, %ld eligible blocks\n", pmd / 1024,
+		       eligible);
+	ksft_test_result(eligible > 1 && pmd == full, "ptrace: child's text is PMD-mapped\n");
+
+	if (rothp_find_vma(tp.pid, tp.start, &vma))
+		ksft_exit_fail_msg("ptrace: no text VMA\n");
+	off = c.stub0 + PROBE_STUB * ROTHP_STUB_SIZE;
+	addr = vma.start + (off - vma.offset);
+	if (pread(c.fd, orig, sizeof(orig), off) != sizeof(orig) ||
+	    rothp_file_hash(c.fd, c.stub0, c.nr_stubs * ROTHP_STUB_SIZE, &blobsum))
+		ksft_exit_fail_msg("ptrace: read %s: %s\n", c.path, strerror(errno));
+
+	ok = !trace_stop(tp.pid);
+	if (ok) {
+		errno = 0;
+		word = ptrace(PTRACE_PEEKTEXT, tp.pid, addr, 0);
+		ok = !errno && !memcmp(&word, orig, sizeof(word));
+	}
+	ksft_test_result(ok, "ptrace: PEEKTEXT reads stub %d as the file has it\n", PROBE_STUB);
+	ok = ok && !poke(tp.pid, addr, stub_word(word, 0x7eadbeef));
+	ptrace(PTRACE_DETACH, tp.pid, 0, 0);
+	ksft_test_result(ok, "ptrace: POKETEXT of a new immediate into the stub reads back\n");
+
+	/* textprog counts the stubs that returned a wrong value: one. */
+	ran = textproc_run(&tp, &calls);
+	ksft_test_result(ran == 0, "ptrace: the child runs the poked stub (run reply %d)\n", ran);
+	if (textproc_sum(&tp, &memsum, &filesum))
+		ksft_print_msg("ptrace: no sum reply\n");
+	ksft_print_msg("ptrace: child memory %llx, its file %llx, textprog %llx\n",
+		       (unsigned long long)memsum, (unsigned long long)filesum,
+		       (unsigned long long)blobsum);
+	ksft_test_result(memsum != filesum && filesum == blobsum,
+			 "ptrace: the child's text differs, the file it reads does not\n");
+
+	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
+	ksft_print_msg("ptrace: child FilePmdMapped %ld kB after the poke\n", pmd / 1024);
+	ksft_test_result(pmd == full - (long)PMD,
+			 "ptrace: only the poked block lost its PMD mapping\n");
+	ksft_test_result(file_reads(c.fd, off, orig, sizeof(orig)),
+			 "ptrace: pread of the file reads the old stub\n");
+	ksft_test_result(cache_block_clean_huge(c.fd, off, "ptrace"),
+			 "ptrace: the page cache block is still one clean huge folio\n");
+	ksft_test_result(fresh_process_reads(c.path, off, orig, sizeof(orig)),
+			 "ptrace: a second process mapping the file reads the old stub\n");
+
+	ok = !trace_stop(tp.pid) && !poke(tp.pid, addr, word);
+	ptrace(PTRACE_DETACH, tp.pid, 0, 0);
+	ran = textproc_run(&tp, &calls);
+	ksft_test_result(ok && ran == 1 && textproc_sum_matches(&tp, "ptrace") &&
+			 !textproc_stop(&tp),
+			 "ptrace: with the old word poked back the child is right and exits 0\n");
+	ksft_test_result(copy_unchanged_on_disk(&c, "ptrace"),
+			 "ptrace: after drop_caches the file is unchanged\n");
+	copy_remove(&c);
+}
+
+static int write_str(const char *path, const char *s, int flags)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_WRONLY | flags);
+	if (fd < 0) {
+		ksft_print_msg("open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	n = write(fd, s, strlen(s));
+	if (n != (ssize_t)strlen(s))
+		ksft_print_msg("write '%s' to %s: %s\n", s, path, strerror(errno));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* Hits of our uprobe event in uprobe_profile, or -1. */
+static long uprobe_hits(const char *path)
+{
+	char line[PATH_MAX + 128], file[PATH_MAX], event[128];
+	unsigned long hits;
+	long ret = -1;
+	FILE *fp;
+
+	fp = fopen(TRACEFS "/uprobe_profile", "r");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "%s %127s %lu", file, event, &hits) == 3 &&
+		    !strcmp(file, path) && !strcmp(event, UPROBE_EVENT))
+			ret = hits;
+	}
+	fclose(fp);
+	return ret;
+}
+
+static void uprobe_remove(void)
+{
+	int fd = open(TRACEFS "/events/" UPROBE_GROUP "/" UPROBE_EVENT "/enable", O_WRONLY);
+
+	if (fd >= 0) {
+		if (write(fd, "0", 1) != 1)
+			ksft_print_msg("disable uprobe: %s\n", strerror(errno));
+		close(fd);
+	}
+	fd = open(TRACEFS "/uprobe_events", O_WRONLY | O_APPEND);
+	if (fd >= 0) {
+		if (write(fd, "-:" UPROBE_GROUP "/" UPROBE_EVENT "\n",
+			  strlen("-:" UPROBE_GROUP "/" UPROBE_EVENT "\n")) < 0 && errno != ENOENT)
+			ksft_print_msg("remove uprobe: %s\n", strerror(errno));
+		close(fd);
+	}
+}
+
+/* Skip what is left of the uprobe cases, from case number first on. */
+static void uprobe_skip_rest(unsigned int first, const char *why)
+{
+	while (ksft_test_num() < first + UPROBE_CASES)
+		ksft_test_result_skip("uprobe: %s\n", why);
+}
+
+static void test_uprobe(void)
+{
+	unsigned int first = ksft_test_num();
+	char cmd[PATH_MAX + 64], memp[64];
+	unsigned char orig[8], seen = 0;
+	struct rothp_vma vma;
+	struct textproc tp;
+	unsigned long addr;
+	long eligible, full, pmd, calls, hits;
+	struct copy c;
+	off_t off;
+	int fd, ran;
+	bool ok;
+
+	if (access(TRACEFS "/uprobe_events", F_OK))
+		mount("nodev", TRACEFS, "tracefs", 0, NULL);
+	if (access(TRACEFS "/uprobe_events", W_OK)) {
+		uprobe_skip_rest(first, "no " TRACEFS "/uprobe_events (CONFIG_UPROBE_EVENTS off?)");
+		return;
+	}
+	uprobe_remove();	/* a leftover of an interrupted run */
+
+	copy_make(&c, "uprobe");
+	textproc_start_checked(&tp, c.path, "collapse", "uprobe: child's MADV_COLLAPSE of its text");
+	eligible = textproc_eligible(&tp);
+	full = eligible * (long)PMD;
+	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
+	ksft_test_result(eligible > 1 && pmd == full, "uprobe: child's text is PMD-mapped\n");
+	if (rothp_find_vma(tp.pid, tp.start, &vma))
+		ksft_exit_fail_msg("uprobe: no text VMA\n");
+	off = c.stub0 + PROBE_STUB * ROTHP_STUB_SIZE;
+	addr = vma.start + (off - vma.offset);
+	if (pread(c.fd, orig, sizeof(orig), off) != sizeof(orig))
+		ksft_exit_fail_msg("uprobe: read %s: %s\n", c.path, strerror(errno));
+
+	snprintf(cmd, sizeof(cmd), "p:%s/%s %s:%#lx\n", UPROBE_GROUP, UPROBE_EVENT, c.path,
+		 (unsigned long)off);
+	ok = !write_str(TRACEFS "/uprobe_events", cmd, O_APPEND) &&
+	     !write_str(TRACEFS "/events/" UPROBE_GROUP "/" UPROBE_EVENT "/enable", "1", 0);
+	ksft_test_result(ok, "uprobe: probe on stub %d at file offset %#lx enabled\n", PROBE_STUB,
+			 (unsigned long)off);
+	if (!ok) {
+		uprobe_remove();
+		textproc_stop(&tp);
+		copy_remove(&c);
+		uprobe_skip_rest(first, "the probe could not be set up");
+		return;
+	}
+
+	/* FOLL_SPLIT_PMD: the probed block is PTE-mapped in the process. */
+	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
+	ksft_print_msg("uprobe: FilePmdMapped %ld kB with the probe, %ld kB before\n", pmd / 1024,
+		       full / 1024);
+	ksft_test_result(pmd == full - (long)PMD,
+			 "uprobe: only the probed block is PTE-mapped while the probe is there\n");
+	snprintf(memp, sizeof(memp), "/proc/%d/mem", (int)tp.pid);
+	fd = open(memp, O_RDONLY);
+	if (fd < 0 || pread(fd, &seen, 1, addr) != 1)
+		ksft_print_msg("uprobe: read %s: %s\n", memp, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	ksft_test_result(seen == 0xcc, "uprobe: the process's text has int3 at the probe (%#x)\n",
+			 seen);
+	ran = textproc_run(&tp, &calls);
+	ksft_test_result(ran == 1, "uprobe: every stub, the probed one too, returns its index\n");
+	hits = uprobe_hits(c.path);
+	ksft_print_msg("uprobe: %ld hits after one run\n", hits);
+	ksft_test_result(hits > 0, "uprobe: the probe was hit\n");
+	/*
+	 * pread() only: any new mapping of the file, rothp_cache_blocks()'s
+	 * too, would get the breakpoint installed by uprobe_mmap().
+	 */
+	ksft_test_result(file_reads(c.fd, off, orig, sizeof(orig)),
+			 "uprobe: pread of the file reads the stub while the probe is there\n");
+
+	uprobe_remove();
+	ksft_test_result(uprobe_hits(c.path) < 0, "uprobe: probe disabled and removed\n");
+	ran = textproc_run(&tp, &calls);
+	ksft_test_result(ran == 1 && textproc_sum_matches(&tp, "uprobe removed") &&
+			 file_reads(c.fd, off, orig, sizeof(orig)) &&
+			 cache_block_clean_huge(c.fd, off, "uprobe removed"),
+			 "uprobe: after removal text, file and page cache are as before\n");
+	/*
+	 * uprobe_write_opcode() restoring a page of a huge folio calls
+	 * collapse_pte_mapped_thp(): the run above refaulted the block whole.
+	 */
+	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
+	ksft_print_msg("uprobe: FilePmdMapped %ld kB after removal and a run\n", pmd / 1024);
+	ksft_test_result(pmd == full, "uprobe: the probed block is PMD-mapped again\n");
+	ok = !textproc_stop(&tp);
+	ksft_test_result(ok && copy_unchanged_on_disk(&c, "uprobe"),
+			 "uprobe: textprog exits 0; after drop_caches the file is unchanged\n");
+	copy_remove(&c);
+}
+
+struct unpriv_result {
+	long rc[7];
+	int err[7];
+};
+
+static const struct {
+	const char *what;
+	long want_rc;
+	int want_err;
+} unpriv_cases[7] = {
+	{ "process_madvise(MADV_COLLAPSE) of a root process", -1, EACCES },
+	{ "process_madvise(MADV_PAGEOUT) of a root process", -1, EACCES },
+	{ "open /proc/PID/mem of a root process for write", -1, EACCES },
+	{ "PTRACE_ATTACH to a root process", -1, EPERM },
+	{ "open khugepaged/prompt_collapse for write", -1, EACCES },
+	{ "open /proc/sys/vm/drop_caches for write", -1, EACCES },
+	{ "open THP enabled for write", -1, EACCES },
+};
+
+static long open_wr(const char *path)
+{
+	int fd = open(path, O_WRONLY);
+
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? -1 : 0;
+}
+
+static void unpriv_child(int out, pid_t target, const struct iovec *iov)
+{
+	struct unpriv_result r;
+	char path[64];
+	int pidfd;
+
+	memset(&r, 0, sizeof(r));
+	pidfd = syscall(__NR_pidfd_open, target, 0);
+	if (pidfd < 0 || setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY))
+		_exit(2);
+	r.rc[0] = syscall(__NR_process_madvise, pidfd, iov, 1, MADV_COLLAPSE, 0);
+	r.err[0] = r.rc[0] < 0 ? errno : 0;
+	r.rc[1] = syscall(__NR_process_madvise, pidfd, iov, 1, MADV_PAGEOUT, 0);
+	r.err[1] = r.rc[1] < 0 ? errno : 0;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)target);
+	r.rc[2] = open_wr(path);
+	r.err[2] = r.rc[2] < 0 ? errno : 0;
+	r.rc[3] = ptrace(PTRACE_ATTACH, target, 0, 0);
+	r.err[3] = r.rc[3] < 0 ? errno : 0;
+	if (!r.rc[3])
+		ptrace(PTRACE_DETACH, target, 0, 0);
+	r.rc[4] = open_wr(THP_DIR ROTHP_PROMPT_KNOB);
+	r.err[4] = r.rc[4] < 0 ? errno : 0;
+	r.rc[5] = open_wr("/proc/sys/vm/drop_caches");
+	r.err[5] = r.rc[5] < 0 ? errno : 0;
+	r.rc[6] = open_wr(THP_DIR "enabled");
+	r.err[6] = r.rc[6] < 0 ? errno : 0;
+	if (write(out, &r, sizeof(r)) != sizeof(r))
+		_exit(3);
+	_exit(0);
+}
+
+static void test_unprivileged(void)
+{
+	const char *prompt_skip = rothp_prompt_skip();
+	struct unpriv_result r;
+	struct textproc tp;
+	struct iovec iov;
+	struct copy c;
+	long eligible, pmd, calls, rc;
+	int pfd[2], status, pidfd, i;
+	pid_t pid;
+
+	copy_make(&c, "unpriv");
+	/* Small folios, so the text starts PTE-mapped even on XFS. */
+	if (rothp_prewarm(c.path))
+		ksft_exit_fail_msg("read %s: %s\n", c.path, strerror(errno));
+	if (textproc_start(&tp, c.path, "none"))
+		ksft_exit_fail_msg("cannot start %s\n", c.path);
+	textproc_run(&tp, &calls);
+	eligible = textproc_eligible(&tp);
+	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
+	ksft_test_result(eligible > 0 && pmd == 0,
+			 "unprivileged: the root target's text is PTE-mapped (%ld kB PMD)\n",
+			 pmd / 1024);
+	iov.iov_base = (void *)ROTHP_ALIGN_UP(tp.start, PMD);
+	iov.iov_len = ROTHP_ALIGN_DOWN(tp.end, PMD) - (unsigned long)iov.iov_base;
+
+	if (pipe(pfd))
+		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (!pid) {
+		close(pfd[0]);
+		unpriv_child(pfd[1], tp.pid, &iov);
+	}
+	close(pfd[1]);
+	memset(&r, 0, sizeof(r));
+	if (read(pfd[0], &r, sizeof(r)) != sizeof(r)) {
+		ksft_print_msg("unprivileged: no result from the child\n");
+		for (i = 0; i < 7; i++)
+			r.rc[i] = -2;
+	}
+	close(pfd[0]);
+	waitpid(pid, &status, 0);
+	for (i = 0; i < 7; i++) {
+		if (i == 4 && prompt_skip) {
+			ksft_test_result_skip("unprivileged: %s: %s\n", unpriv_cases[i].what,
+					      prompt_skip);
+			continue;
+		}
+		ksft_print_msg("unprivileged: %s: rc %ld errno %s\n", unpriv_cases[i].what,
+			       r.rc[i], r.err[i] ? strerrorname_np(r.err[i]) : "0");
+		ksft_test_result(r.rc[i] == unpriv_cases[i].want_rc &&
+				 r.err[i] == unpriv_cases[i].want_err,
+				 "unprivileged: %s fails with %s\n", unpriv_cases[i].what,
+				 strerrorname_np(unpriv_cases[i].want_err));
+	}
+
+	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
+	ksft_test_result(pmd == 0 && textproc_sum_matches(&tp, "unprivileged"),
+			 "unprivileged: the target's text is still PTE-mapped and intact\n");
+
+	/* The control: root may, so the refusals above were what stopped it. */
+	pidfd = syscall(__NR_pidfd_open, tp.pid, 0);
+	rc = syscall(__NR_process_madvise, pidfd, &iov, 1, MADV_COLLAPSE, 0);
+	if (rc < 0)
+		ksft_print_msg("root process_madvise: %s\n", strerror(errno));
+	if (pidfd >= 0)
+		close(pidfd);
+	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
+	ksft_print_msg("root: process_madvise rc %ld, FilePmdMapped %ld kB\n", rc, pmd / 1024);
+	ksft_test_result(rc == (long)iov.iov_len && pmd == eligible * (long)PMD &&
+			 textproc_run(&tp, &calls) == 1 && !textproc_stop(&tp),
+			 "unprivileged: root's process_madvise(MADV_COLLAPSE) of the same target works\n");
+	copy_remove(&c);
+}
+
+int main(int argc, char **argv)
+{
+	struct stat st;
+	int fd;
+
+	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
+	ksft_set_plan(8 + 12 + UPROBE_CASES + 10);
+
+	fd = open(prog, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st) || rothp_file_hash(fd, 0, st.st_size, &prog_hash))
+		ksft_exit_fail_msg("%s: %s\n", prog, strerror(errno));
+	prog_size = st.st_size;
+	close(fd);
+
+	test_procmem();
+	test_ptrace();
+	test_uprobe();
+	test_unprivileged();
+	ksft_finished();
+}
