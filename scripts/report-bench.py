@@ -2,24 +2,43 @@
 # SPDX-License-Identifier: GPL-2.0
 """report-bench: compare the bench runs of two kernels.
 
-    report-bench.py BASELINE_RUN_DIR PATCHED_RUN_DIR OUT_DIR
+    report-bench.py BASELINE_RUN_DIR PATCHED_RUN_DIR OUT_DIR [DOC_SVG]
 
 Reads the "BENCH <metric> <value> <unit>" lines each guest printed (in
-RUN_DIR/ktap.log), writes OUT_DIR/bench.json (one object per metric with
-the baseline and patched values, unit, ratio, target and whether it is
-met) and OUT_DIR/bench.md, and prints the table. Every number comes from
-the two runs; a metric one run lacks is reported missing, and the exit
-status is then 1.
+RUN_DIR/ktap.log; "<metric>@copy" is the copy dance's value of <metric>)
+and bench_itlb's "ITLB" lines, writes OUT_DIR/bench.json (one object per
+metric with the baseline, patched and copy dance values, unit, ratio,
+target and whether it is met), OUT_DIR/bench.md, the plots
+OUT_DIR/itlb-model.svg and OUT_DIR/collapse.svg, and prints the tables.
+With DOC_SVG, a complete run's iTLB plot is copied there too.
+
+The iTLB figures are modelled (scripts/tlb_model.py) from the call order
+and the page-size map of each timed run. Wall times per call are reported
+as measured only when the guest ran under KVM (qemu.cmd says -accel kvm):
+under TCG, QEMU's software TLB, not the CPU's, is what they time.
+
+Every number comes from the two runs; a metric one run lacks is reported
+missing, and the exit status is then 1.
 """
 import datetime
 import json
 import os
 import platform
 import re
+import shutil
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tlb_model  # noqa: E402
+import svgplot  # noqa: E402
 
 LINE = re.compile(r'^BENCH\s+(\S+)\s+([-+0-9.eE]+)\s+(\S+)\s*$')
 EXIT = re.compile(r'^# rothp-runner: bench exit (\S+) (\d+)')
+ITLB_RUN = re.compile(r'^ITLB run (4k|file|copy) (\d+) (\d+) (\d+) (\d+) ([0-9.]+) ([0-9.]+) '
+                      r'([0-9a-f]+) (0x[0-9a-f]+) ([Hp]+)\s*$')
+ITLB_ACCEL = re.compile(r'^ITLB accel (\S+)')
+ACCEL = re.compile(r'-accel (\S+)')
+COPY = '@copy'
 
 # metric: (what it is, target text, check(baseline, patched) -> bool)
 TARGETS = {
@@ -46,83 +65,335 @@ TARGETS = {
         'patched/baseline <= 1.1 (10% for noise)',
         lambda b, p: p <= 1.1 * b),
     'madvise_call_us': (
-        'one madvise(MADV_HUGEPAGE) of the text range (median of 200)',
+        'one madvise(MADV_HUGEPAGE) of the collapsed text range (median of 15 batches of 20000 calls)',
         'patched <= 1.5x baseline',
         lambda b, p: p <= 1.5 * b),
+    'collapse_us_per_2m': (
+        'MADV_COLLAPSE of 256 MiB of text read afresh in small folios, per '
+        '2 MiB block (median of 3)', '', None),
+    'memcpy_us_per_2m': (
+        "the guest's memcpy() of 2 MiB: the floor of a collapse (median of 21)",
+        '', None),
+    'collapse_over_memcpy': (
+        'collapse cost per 2 MiB over the memcpy of 2 MiB', '', None),
+    'huge_text_setup_big_ms': (
+        'making 256 MiB of faulted-in text huge: MADV_COLLAPSE (file), the '
+        'copy dance (copy)', '', None),
+    'huge_text_setup_first_ms': (
+        'making 16 MiB of text huge in the first of 4 processes', '', None),
+    'huge_text_setup_next_ms': (
+        '... in each of the 3 next (file: the page cache is huge already)',
+        '', None),
+    'mem_4proc_pss_kb': (
+        'Pss of 4 processes running the same huge 16 MiB text, summed',
+        'file THP < copy dance', None),
+    'mem_4proc_rss_kb': ('Rss of those 4 processes, summed', '', None),
+    'mem_4proc_anon_huge_kb': ('AnonHugePages of those 4, summed', '', None),
+    'mem_4proc_file_pmd_kb': ('FilePmdMapped of those 4, summed', '', None),
+    'mem_file_cache_kb': ("the text file's page cache then", '', None),
+    'partial_text_cache_before_kb': (
+        'page cache of 8 text blocks of which every 4th page ran (MADV_RANDOM)',
+        '', None),
+    'partial_text_cache_after_kb': (
+        '... after MADV_COLLAPSE of them', '', None),
+    'partial_text_blocks_huge': ('... blocks huge after it', '', None),
+    'partial_text_blocks': ('... blocks', '', None),
+    'text_maps_names_file': (
+        '/proc/PID/maps names the program file at its huge text',
+        'file THP 1, copy dance 0 (symbolizers lose the file)', None),
+    'uprobe_fires': (
+        'a uprobe on the file offset of a stub fires when the stub runs',
+        'file THP 1, copy dance 0', None),
+}
+
+# Checks that look at the copy dance's value too: (b, p, c) -> bool.
+COPY_TARGETS = {
+    'mem_4proc_pss_kb': lambda b, p, c: c is not None and p < c,
+    'text_maps_names_file': lambda b, p, c: b == 1 and p == 1 and c == 0,
+    'uprobe_fires': lambda b, p, c: b == 1 and p == 1 and c == 0,
 }
 
 
 def read_run(run):
-    vals, units, failed = {}, {}, []
+    """BENCH values and units, ITLB runs, failures and accel of a run dir."""
+    r = {'vals': {}, 'units': {}, 'failed': [], 'itlb': {}, 'sig': None,
+         'accel': 'tcg'}
     try:
         with open(os.path.join(run, 'ktap.log'), errors='replace') as f:
             lines = [line.rstrip('\r\n') for line in f]
     except OSError:
-        return vals, units, ['no ktap.log']
+        r['failed'].append(f'{run}: no ktap.log')
+        return r
+    try:
+        with open(os.path.join(run, 'qemu.cmd'), errors='replace') as f:
+            m = ACCEL.search(f.read())
+            if m:
+                r['accel'] = m.group(1)
+    except OSError:
+        pass
     for line in lines:
         m = LINE.match(line)
         if m:
-            vals[m.group(1)] = float(m.group(2))
-            units[m.group(1)] = m.group(3)
+            r['vals'][m.group(1)] = float(m.group(2))
+            r['units'][m.group(1)] = m.group(3)
         m = EXIT.match(line)
         if m and m.group(2) != '0':
-            failed.append(f'{m.group(1)} exited {m.group(2)}')
-    return vals, units, failed
+            r['failed'].append(f'{m.group(1)} exited {m.group(2)}')
+        m = ITLB_ACCEL.match(line)
+        if m:
+            r['sig'] = m.group(1)
+        m = ITLB_RUN.match(line)
+        if m:
+            mode, span = m.group(1), int(m.group(2))
+            r['itlb'][(mode, span)] = {
+                'seed': int(m.group(3)), 'pages': int(m.group(4)),
+                'calls': int(m.group(5)), 'ns': float(m.group(6)),
+                'ns_min': float(m.group(7)), 'hash': int(m.group(8), 16),
+                'base': int(m.group(9), 16), 'map': m.group(10)}
+    return r
 
 
 def fmt(v):
     if v is None:
         return 'missing'
+    if v == int(v) and abs(v) < 1e12:
+        return str(int(v))
     return f'{v:.4g}'
 
 
+def span_label(span):
+    if span >= 1 << 20:
+        return f'{span >> 20}M'
+    return f'{span >> 10}K'
+
+
+def model_runs(run):
+    """Model every ITLB run of a run dir: {(mode, span): model result}."""
+    out = {}
+    for key, it in sorted(run['itlb'].items()):
+        res = tlb_model.model_run(it['seed'], it['pages'], it['base'], it['map'],
+                                  want_hash=it['hash'])
+        res['ns'] = it['ns']
+        res['map'] = it['map']
+        out[key] = res
+    return out
+
+
+def itlb_metrics(base, patch):
+    """The iTLB metric objects, one per (quantity, span)."""
+    bm, pm = model_runs(base), model_runs(patch)
+    kvm = base['accel'] == 'kvm' and patch['accel'] == 'kvm'
+    spans = sorted({s for (_, s) in list(bm) + list(pm)})
+    objs = []
+
+    def get(models, mode, span, f):
+        r = models.get((mode, span))
+        return None if r is None else f(r)
+
+    quantities = [('translations', 'pages', 'distinct pages (translations) the span needs',
+                   lambda r: r['translations'])]
+    for g, (title, _, _) in tlb_model.GEOMETRIES.items():
+        quantities.append((f'{g}_l1_misses_pkc', 'per 1000 calls',
+                           f'modelled {title} L1 iTLB misses', lambda r, g=g: r[g]['l1']))
+        quantities.append((f'{g}_l2_misses_pkc', 'per 1000 calls',
+                           f'modelled {title} L2 TLB misses (page walks)',
+                           lambda r, g=g: r[g]['l2']))
+    quantities.append(('wall_ns_per_call', 'ns',
+                       'measured time per call' + ('' if kvm else
+                                                   ' (TCG: QEMU\'s software TLB, not '
+                                                   'a CPU\'s; not a TLB figure)'),
+                       lambda r: r['ns']))
+    for q, unit, what, f in quantities:
+        for span in spans:
+            o = {'metric': f'itlb_{q}_{span_label(span)}', 'description':
+                 f'{what}, random chain over {span_label(span)}iB of text; baseline, '
+                 'patched: file THP (MADV_COLLAPSE); copy: the copy dance (patched '
+                 'kernel); small_pages: 4 KiB',
+                 'unit': unit, 'span_bytes': span,
+                 'baseline': get(bm, 'file', span, f),
+                 'patched': get(pm, 'file', span, f),
+                 'copy': get(pm, 'copy', span, f),
+                 'copy_baseline': get(bm, 'copy', span, f),
+                 'small_pages': get(pm, '4k', span, f),
+                 'small_pages_baseline': get(bm, '4k', span, f),
+                 'target': '', 'target_met': None}
+            if q == 'wall_ns_per_call':
+                o['meaningful'] = kvm
+                o['accel'] = {'baseline': base['accel'], 'patched': patch['accel']}
+            objs.append(o)
+    return objs, bm, pm, spans, kvm
+
+
+def geom(spec):
+    entries, ways = spec
+    return f'{entries} entries ' + ('fully associative' if entries == ways else f'{ways}-way')
+
+
+def itlb_tables(bm, pm, spans, kvm):
+    md = []
+    for g, (title, l1, l2) in tlb_model.GEOMETRIES.items():
+        if l1['4k'] is l1['2m']:
+            l1s = f'L1 {geom(l1["4k"])}, all page sizes'
+        else:
+            l1s = f'L1 4K {geom(l1["4k"])}, L1 2M {geom(l1["2m"])}'
+        md += ['', f'Modelled {title} iTLB ({l1s}, L2 {geom(l2)}, 4K and 2M, LRU): '
+               'misses per 1000 calls of a random chain, 4 KiB pages vs file THP vs the '
+               'copy dance (Documentation/benchmarks.rst)', '']
+        head = ('span', 'pages 4K', 'pages 2M', 'L1 4K', 'L1 file 6.12', 'L1 file patched',
+                'L1 copy', 'walks 4K', 'walks file 6.12', 'walks file patched', 'walks copy')
+        rows = [head]
+        for span in spans:
+            def v(models, mode, f):
+                r = models.get((mode, span))
+                return 'missing' if r is None else f(r)
+            rows.append((span_label(span) + 'iB',
+                         v(pm, '4k', lambda r: r['translations']),
+                         v(pm, 'file', lambda r: r['translations']),
+                         v(pm, '4k', lambda r: f'{r[g]["l1"]:.0f}'),
+                         v(bm, 'file', lambda r: f'{r[g]["l1"]:.0f}'),
+                         v(pm, 'file', lambda r: f'{r[g]["l1"]:.0f}'),
+                         v(pm, 'copy', lambda r: f'{r[g]["l1"]:.0f}'),
+                         v(pm, '4k', lambda r: f'{r[g]["l2"]:.0f}'),
+                         v(bm, 'file', lambda r: f'{r[g]["l2"]:.0f}'),
+                         v(pm, 'file', lambda r: f'{r[g]["l2"]:.0f}'),
+                         v(pm, 'copy', lambda r: f'{r[g]["l2"]:.0f}')))
+        md += table(rows)
+    if kvm:
+        md += ['', 'Measured time per call (KVM), patched kernel:', '']
+        rows = [('span', 'ns 4K', 'ns file THP', 'ns copy', '4K / file THP')]
+        for span in spans:
+            a, b, c = (pm.get((m, span)) for m in ('4k', 'file', 'copy'))
+            rows.append((span_label(span) + 'iB',
+                         *(f'{x["ns"]:.2f}' if x else 'missing' for x in (a, b, c)),
+                         f'{a["ns"] / b["ns"]:.2f}' if a and b and b['ns'] else 'n/a'))
+        md += table(rows)
+    else:
+        md += ['', 'The guest ran under TCG: its wall time per call measures QEMU\'s '
+               'software TLB and translation-block lookup, not a CPU\'s TLBs, so it is '
+               'in bench.json (itlb_wall_ns_per_call_*, "meaningful": false) and not '
+               'here. Under KVM (ACCEL=kvm) this table shows measured ns per call.']
+    return md
+
+
+def table(rows):
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+    out = ['| ' + ' | '.join(str(c).ljust(w) for c, w in zip(r, widths)) + ' |'
+           for r in rows]
+    out.insert(1, '|' + '|'.join('-' * (w + 2) for w in widths) + '|')
+    return out
+
+
+def plots(out, bm, pm, spans, objs):
+    """itlb-model.svg and collapse.svg; returns their paths."""
+    panels = []
+    for g, (title, _, _) in tlb_model.GEOMETRIES.items():
+        series = []
+        for label, models, mode, level, style in (
+                ('L1 misses, 4 KiB', pm, '4k', 'l1', ('#d62728', False)),
+                ('page walks, 4 KiB', pm, '4k', 'l2', ('#ff7f0e', False)),
+                ('L1 misses, file THP', pm, 'file', 'l1', ('#1f77b4', False)),
+                ('page walks, file THP', pm, 'file', 'l2', ('#2ca02c', False)),
+                ('L1 misses, copy dance', pm, 'copy', 'l1', ('#9467bd', True))):
+            pts = [(s, models[(mode, s)][g][level]) for s in spans if (mode, s) in models]
+            series.append((label, pts, style))
+        panels.append((title, series))
+    paths = []
+    p = os.path.join(out, 'itlb-model.svg')
+    with open(p, 'w') as f:
+        f.write(svgplot.line_panels(
+            'Modelled iTLB misses per 1000 calls of a random chain of stubs',
+            panels, [span_label(s) for s in spans], spans,
+            'text span (bytes)', 'misses per 1000 calls', 0, 1000))
+    paths.append(p)
+    by = {o['metric']: o for o in objs}
+    bars = []
+    for m, label in (('collapse_us_per_2m', 'MADV_COLLAPSE per 2 MiB'),
+                     ('memcpy_us_per_2m', 'memcpy of 2 MiB')):
+        o = by.get(m)
+        if o:
+            bars.append((label, o['baseline'], o['patched']))
+    p = os.path.join(out, 'collapse.svg')
+    with open(p, 'w') as f:
+        f.write(svgplot.bars('Collapse latency, fresh page cache (us)', bars,
+                             ('6.12', 'patched')))
+    paths.append(p)
+    return paths
+
+
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
-    base_dir, patch_dir, out = sys.argv[1:]
-    base, bunits, bfail = read_run(base_dir)
-    patch, punits, pfail = read_run(patch_dir)
-    metrics = sorted(set(base) | set(patch) | set(TARGETS))
+    base_dir, patch_dir, out = sys.argv[1:4]
+    doc_svg = sys.argv[4] if len(sys.argv) == 5 else None
+    base, patch = read_run(base_dir), read_run(patch_dir)
+    bvals, pvals = base['vals'], patch['vals']
+    names = {m for m in list(bvals) + list(pvals) if not m.endswith(COPY)}
+    names |= {m[:-len(COPY)] for m in list(bvals) + list(pvals) if m.endswith(COPY)}
+    metrics = sorted(names | set(TARGETS))
     rows, objs, missing, unmet = [], [], 0, 0
     for m in metrics:
-        b, p = base.get(m), patch.get(m)
-        unit = punits.get(m) or bunits.get(m) or ''
+        b, p = bvals.get(m), pvals.get(m)
+        c, cb = pvals.get(m + COPY), bvals.get(m + COPY)
+        unit = (patch['units'].get(m) or base['units'].get(m) or
+                patch['units'].get(m + COPY) or '')
         what, target, check = TARGETS.get(m, ('', '', None))
         ratio = (b / p) if (b is not None and p) else None
         met = None
-        if b is None or p is None:
+        has_copy = (m + COPY) in pvals or (m + COPY) in bvals
+        if b is None or p is None or (has_copy and c is None):
             missing += 1
+        elif m in COPY_TARGETS:
+            met = bool(COPY_TARGETS[m](b, p, c))
+            unmet += not met
         elif check:
             met = bool(check(b, p))
             unmet += not met
-        objs.append({'metric': m, 'description': what, 'unit': unit,
-                     'baseline': b, 'patched': p,
-                     'ratio_baseline_over_patched': ratio,
-                     'target': target, 'target_met': met})
-        rows.append((m, fmt(b), fmt(p), unit,
+        obj = {'metric': m, 'description': what, 'unit': unit,
+               'baseline': b, 'patched': p,
+               'ratio_baseline_over_patched': ratio,
+               'target': target, 'target_met': met}
+        if has_copy:
+            obj['copy'] = c
+            obj['copy_baseline'] = cb
+        objs.append(obj)
+        rows.append((m, fmt(b), fmt(p), fmt(c) if has_copy else '', unit,
                      fmt(ratio) if ratio is not None else 'n/a', target,
                      {None: '-', True: 'yes', False: 'NO'}[met]))
+    iobjs, bm, pm, spans, kvm = itlb_metrics(base, patch)
+    for o in iobjs:
+        if o['baseline'] is None or o['patched'] is None or o['copy'] is None or \
+           o['small_pages'] is None:
+            missing += 1
     meta = {'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
             'host': f'{platform.machine()}, {os.cpu_count()} cpus',
-            'guest': 'QEMU TCG, see results/bench-*/qemu.cmd',
-            'failures': bfail + pfail}
+            'guest': f'QEMU {patch["accel"].upper()}, see results/bench-*/qemu.cmd',
+            'accel': {'baseline': base['accel'], 'patched': patch['accel']},
+            'hypervisor_cpuid': {'baseline': base['sig'], 'patched': patch['sig']},
+            'tlb_model': {g: {'title': t, 'l1': l1, 'l2': l2}
+                          for g, (t, l1, l2) in tlb_model.GEOMETRIES.items()},
+            'failures': base['failed'] + patch['failed']}
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, 'bench.json'), 'w') as f:
-        json.dump({'meta': meta, 'metrics': objs}, f, indent=2)
-    head = ('metric', 'baseline', 'patched', 'unit', 'ratio b/p', 'target', 'met')
-    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
-    table = ['| ' + ' | '.join(str(c).ljust(w) for c, w in zip(r, widths)) + ' |'
-             for r in [head] + rows]
-    table.insert(1, '|' + '|'.join('-' * (w + 2) for w in widths) + '|')
-    md = [f'rothp bench, {meta["date"]}, {meta["host"]}, {meta["guest"]}', ''] + table
+        json.dump({'meta': meta, 'metrics': objs + iobjs}, f, indent=2)
+    head = ('metric', 'baseline', 'patched', 'copy dance', 'unit', 'ratio b/p', 'target',
+            'met')
+    md = [f'rothp bench, {meta["date"]}, {meta["host"]}, {meta["guest"]}', '']
+    md += table([head] + rows)
+    md += itlb_tables(bm, pm, spans, kvm)
     if meta['failures']:
         md += ['', 'Failed benchmark programs: ' + '; '.join(meta['failures'])]
+    svgs = plots(out, bm, pm, spans, objs)
     with open(os.path.join(out, 'bench.md'), 'w') as f:
         f.write('\n'.join(md) + '\n')
     print('\n'.join(md))
-    print(f'\n{len(objs) - missing} metrics measured, {missing} missing; '
-          f'targets: {sum(1 for o in objs if o["target_met"])} met, {unmet} not met')
-    sys.exit(1 if missing or meta['failures'] else 0)
+    nmet = sum(1 for o in objs if o['target_met'])
+    print(f'\n{len(objs) + len(iobjs) - missing} metrics measured, {missing} missing; '
+          f'targets: {nmet} met, {unmet} not met; plots: {", ".join(svgs)}')
+    complete = not missing and not meta['failures']
+    if doc_svg and complete:
+        shutil.copyfile(svgs[0], doc_svg)
+        print(f'copied {svgs[0]} to {doc_svg}')
+    sys.exit(0 if complete else 1)
 
 
 if __name__ == '__main__':

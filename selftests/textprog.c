@@ -8,7 +8,8 @@
  *
  *   textprog none|collapse|hugepage   do that to the text, print
  *       "ready <start> <end> <rc> <errno>", then serve commands on stdin:
- *       run, sum, collapse, hugepage, exit (see usage()).
+ *       run, sum, collapse, hugepage, exit, and for bench_itlb chain, dance,
+ *       nohuge, random, touch (see usage()).
  *   textprog run                      call every stub once and exit 0 if all ok
  *   textprog demo [seconds]           MADV_HUGEPAGE the text and report, in
  *       plain words, whether and how fast it became PMD-mapped
@@ -16,6 +17,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +52,8 @@ extern const char rothp_blob_end[];
 
 typedef int (*stub_fn)(void);
 
+#define MAX_REPS	64
+
 static struct rothp_vma text;
 
 static void usage(const char *prog)
@@ -60,6 +64,16 @@ static void usage(const char *prog)
 		"         sum       'sum <memory hash> <file hash>' of the stubs\n"
 		"         collapse  MADV_COLLAPSE the text: 'collapse <rc> <errno>'\n"
 		"         hugepage  MADV_HUGEPAGE the text: 'hugepage <rc> <errno>'\n"
+		"         nohuge    MADV_NOHUGEPAGE the text: 'nohuge <rc> <errno>'\n"
+		"         random    MADV_RANDOM the text: 'random <rc> <errno>'\n"
+		"         touch S   call every S-th stub: 'touch S <ok> <calls>'\n"
+		"         chain SEED PAGES CALLS REPS   run the chain of stubs 0..PAGES-1\n"
+		"                   in the random cyclic order of SEED, PAGES calls to warm\n"
+		"                   up, then REPS timed runs of CALLS calls:\n"
+		"                   'chain SEED PAGES CALLS REPS <ok> <median ns/call>\n"
+		"                   <min ns/call> <order hash>'\n"
+		"         dance     copy the text's 2 MiB blocks to anonymous huge pages\n"
+		"                   and mremap() them over it: 'dance <rc> <errno> <us>'\n"
 		"         exit\n"
 		"       %s run               call every stub once\n"
 		"       %s demo [seconds]    show the text becoming huge\n",
@@ -160,13 +174,140 @@ static int hugepage(int *err)
 	return rc;
 }
 
+static int madv(int advice, int *err)
+{
+	int rc = madvise((void *)text.start, text.end - text.start, advice);
+
+	*err = rc ? errno : 0;
+	return rc;
+}
+
+/* Call every stride-th stub once. */
+static int touch(long stride, long *calls)
+{
+	int i, bad = 0;
+
+	*calls = 0;
+	if (stride < 1)
+		return 0;
+	for (i = 0; i < TEXT_PAGES; i += stride, (*calls)++) {
+		stub_fn fn = (stub_fn)(uintptr_t)(rothp_blob_start + i * STUB_SIZE);
+
+		if (fn() != i)
+			bad++;
+	}
+	return !bad;
+}
+
+static const void *chain_entry(uint32_t i)
+{
+	return rothp_blob_start + i * STUB_SIZE + ROTHP_CHAIN_ENTRY;
+}
+
+/*
+ * Run the stubs 0..pages-1 as a chain in the cyclic order of seed: pages
+ * calls to fault them in and warm up, then reps timed runs, each of the
+ * given number of calls from stub 0. Each run ends on the stub calls - 1
+ * steps after stub 0, which rothp_chain_run() returns: a check that the
+ * chain ran as built.
+ */
+static int chain(uint64_t seed, long pages, long calls, int reps, double *med, double *min,
+		 uint64_t *hash)
+{
+	double t[MAX_REPS], t0;
+	const void **table;
+	uint32_t *next, last;
+	long i;
+	int r, ok = 1;
+
+	if (pages < 1 || pages > TEXT_PAGES || calls < 1 || reps < 1 || reps > MAX_REPS)
+		return 0;
+	next = malloc(pages * sizeof(*next));
+	table = malloc(pages * sizeof(*table));
+	if (!next || !table) {
+		free(next);
+		free(table);
+		return 0;
+	}
+	if (*(const unsigned char *)chain_entry(0) != 0xb8) {
+		fprintf(stderr, "textprog: no chain entry in the stubs\n");
+		ok = 0;
+		goto out;
+	}
+	rothp_cycle_perm(seed, next, pages);
+	*hash = rothp_hash(next, pages * sizeof(*next));
+	for (i = 0; i < pages; i++)
+		table[i] = chain_entry(next[i]);
+	for (last = 0, i = 1; i < pages; i++)
+		last = next[last];
+	if (rothp_chain_run((void *const *)table, chain_entry(0), pages) != last)
+		ok = 0;
+	for (last = 0, i = 1; i < calls; i++)
+		last = next[last];
+	for (r = 0; r < reps; r++) {
+		t0 = rothp_now();
+		if (rothp_chain_run((void *const *)table, chain_entry(0), calls) != last)
+			ok = 0;
+		t[r] = (rothp_now() - t0) * 1e9 / calls;
+	}
+	*med = rothp_median(t, reps);
+	*min = t[0];
+out:
+	free(next);
+	free(table);
+	return ok;
+}
+
+/*
+ * The copy dance of hugify tools: copy the 2 MiB blocks of the text to an
+ * anonymous, 2 MiB-aligned MADV_HUGEPAGE region, make it r-x, and
+ * mremap() it over the text. The text is then anonymous memory: no file
+ * behind it in /proc/PID/maps, nothing for a uprobe on the file to hit.
+ */
+static int dance(int *err, double *us)
+{
+	unsigned long start = ROTHP_ALIGN_UP(text.start, ROTHP_PMD_SIZE);
+	unsigned long end = ROTHP_ALIGN_DOWN(text.end, ROTHP_PMD_SIZE);
+	size_t len = end - start, span = len + ROTHP_PMD_SIZE;
+	char *base, *anon;
+	double t0 = rothp_now();
+	void *p;
+
+	*err = EINVAL;
+	if (start >= end)
+		return -1;
+	base = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		goto fail;
+	anon = (char *)ROTHP_ALIGN_UP((unsigned long)base, ROTHP_PMD_SIZE);
+	if (anon > base)
+		munmap(base, anon - base);
+	if (base + span > anon + len)
+		munmap(anon + len, base + span - (anon + len));
+	if (madvise(anon, len, MADV_HUGEPAGE))
+		goto fail;
+	memcpy(anon, (const void *)start, len);
+	if (mprotect(anon, len, PROT_READ | PROT_EXEC))
+		goto fail;
+	p = mremap(anon, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)start);
+	if (p == MAP_FAILED)
+		goto fail;
+	*us = (rothp_now() - t0) * 1e6;
+	*err = 0;
+	return 0;
+fail:
+	*err = errno;
+	return -1;
+}
+
 static int serve(void)
 {
 	char *line = NULL;
 	size_t cap = 0;
-	uint64_t memsum, filesum;
-	long calls;
-	int rc, err;
+	uint64_t memsum, filesum, seed, hash;
+	long calls, stride, pages;
+	double med, min, us;
+	int rc, err, reps;
 
 	while (getline(&line, &cap, stdin) > 0) {
 		line[strcspn(line, "\r\n")] = '\0';
@@ -185,6 +326,25 @@ static int serve(void)
 		} else if (!strcmp(line, "hugepage")) {
 			rc = hugepage(&err);
 			printf("hugepage %d %d\n", rc, err);
+		} else if (!strcmp(line, "nohuge")) {
+			rc = madv(MADV_NOHUGEPAGE, &err);
+			printf("nohuge %d %d\n", rc, err);
+		} else if (!strcmp(line, "random")) {
+			rc = madv(MADV_RANDOM, &err);
+			printf("random %d %d\n", rc, err);
+		} else if (sscanf(line, "touch %ld", &stride) == 1) {
+			rc = touch(stride, &calls);
+			printf("touch %ld %d %ld\n", stride, rc, calls);
+		} else if (sscanf(line, "chain %" SCNu64 " %ld %ld %d", &seed, &pages, &calls,
+				  &reps) == 4) {
+			med = min = 0;
+			hash = 0;
+			rc = chain(seed, pages, calls, reps, &med, &min, &hash);
+			printf("%s %d %.3f %.3f %016" PRIx64 "\n", line, rc, med, min, hash);
+		} else if (!strcmp(line, "dance")) {
+			us = 0;
+			rc = dance(&err, &us);
+			printf("dance %d %d %.0f\n", rc, err, us);
 		} else if (!strcmp(line, "exit")) {
 			break;
 		} else {

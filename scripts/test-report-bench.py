@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of report-bench.py and tlb_model.py, on made-up run
+directories (these are fixtures, not results): the TCG path, the KVM path
+(qemu.cmd saying -accel kvm: measured ns per call shown with the 4K/file
+THP ratio), a refused iTLB run reported missing, and the model itself.
+
+    scripts/test-report-bench.py      (bench.sh runs it before the report)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import tlb_model  # noqa: E402
+
+BASE = 0xa00000
+SPANS = (64 << 10, 4 << 20, 16 << 20)
+SCALARS = {
+    'write_open_reread_s': 0.2, 'write_open_cache_kept': 1, 'pie_text_eligible_share': 0.05,
+    'prompt_collapse_s': 0.3, 'prompt_collapse_quiet_s': 0.3, 'madvise_call_us': 2,
+    'collapse_us_per_2m': 900, 'memcpy_us_per_2m': 300, 'collapse_over_memcpy': 3,
+    'huge_text_setup_big_ms': 100, 'huge_text_setup_first_ms': 10,
+    'huge_text_setup_next_ms': 1, 'mem_4proc_pss_kb': 20000, 'mem_4proc_rss_kb': 70000,
+    'mem_4proc_anon_huge_kb': 0, 'mem_4proc_file_pmd_kb': 65536, 'mem_file_cache_kb': 19000,
+    'partial_text_cache_before_kb': 4096, 'partial_text_cache_after_kb': 16384,
+    'partial_text_blocks_huge': 8, 'partial_text_blocks': 8,
+    'text_maps_names_file': 1, 'uprobe_fires': 1}
+COPY = {'huge_text_setup_big_ms': 200, 'huge_text_setup_first_ms': 20,
+        'huge_text_setup_next_ms': 20, 'mem_4proc_pss_kb': 80000, 'mem_4proc_rss_kb': 80000,
+        'mem_4proc_anon_huge_kb': 65536, 'mem_4proc_file_pmd_kb': 0,
+        'mem_file_cache_kb': 19000, 'text_maps_names_file': 0, 'uprobe_fires': 0}
+
+
+def itlb_line(mode, span, seed, ns):
+    pages = span // 4096
+    nblk = max(1, span >> 21)
+    nxt = tlb_model.cycle_perm(seed, pages)
+    return (f'ITLB run {mode} {span} {seed} {pages} 1000 {ns:.3f} {ns:.3f} '
+            f'{tlb_model.perm_hash(nxt):016x} {BASE:#x} {("p" if mode == "4k" else "H") * nblk}')
+
+
+def make_run(d, accel, skip=None, ns4k=30.0, nshuge=10.0):
+    os.makedirs(d)
+    with open(os.path.join(d, 'qemu.cmd'), 'w') as f:
+        f.write(f'qemu-system-x86_64 -accel {accel} -cpu max -smp 2\n')
+    lines = ['# rothp-runner: bench start itlb.ext4',
+             'ITLB accel ' + ('KVMKVMKVM___' if accel == 'kvm' else 'TCGTCGTCGTCG')]
+    for mode in ('4k', 'file', 'copy'):
+        for n, span in enumerate(SPANS):
+            if (mode, span) != skip:
+                lines.append(itlb_line(mode, span, 1000 + n, ns4k if mode == '4k' else nshuge))
+    lines += [f'BENCH {k} {v} x' for k, v in SCALARS.items()]
+    lines += [f'BENCH {k}@copy {v} x' for k, v in COPY.items()]
+    lines += ['# rothp-runner: bench exit itlb.ext4 0', '# rothp-runner: done']
+    with open(os.path.join(d, 'ktap.log'), 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+
+
+def report(tmp, accel, skip=None):
+    b, p, out = (os.path.join(tmp, x) for x in ('b', 'p', 'out'))
+    make_run(b, accel)
+    make_run(p, accel, skip)
+    svg = os.path.join(tmp, 'doc.svg')
+    r = subprocess.run([sys.executable, os.path.join(HERE, 'report-bench.py'), b, p, out, svg],
+                       capture_output=True, text=True)
+    with open(os.path.join(out, 'bench.json')) as f:
+        js = json.load(f)
+    with open(os.path.join(out, 'bench.md')) as f:
+        md = f.read()
+    return r, js, md, svg
+
+
+def metric(js, name):
+    return next(o for o in js['metrics'] if o['metric'] == name)
+
+
+class TestModel(unittest.TestCase):
+    def test_cycle(self):
+        nxt = tlb_model.cycle_perm(7, 1000)
+        seen, cur = set(), 0
+        for _ in range(1000):
+            seen.add(cur)
+            cur = nxt[cur]
+        self.assertEqual(len(seen), 1000)
+        self.assertEqual(cur, 0)
+
+    def test_small_fits(self):
+        r = tlb_model.model_run(1, 16, BASE, 'p')
+        self.assertEqual(r['skl']['l1'], 0)
+        self.assertEqual(r['translations'], 16)
+
+    def test_huge_beats_small(self):
+        small = tlb_model.model_run(3, 4096, BASE, 'p' * 8)
+        huge = tlb_model.model_run(3, 4096, BASE, 'H' * 8)
+        self.assertEqual(small['skl']['l2'], 1000)	# 4096 pages > 1536 STLB entries
+        self.assertEqual(huge['skl']['l2'], 0)
+        self.assertEqual(huge['translations'], 8)
+
+    def test_hash_mismatch(self):
+        with self.assertRaises(ValueError):
+            tlb_model.model_run(3, 64, BASE, 'p', want_hash=1)
+
+
+class TestReport(unittest.TestCase):
+    def test_tcg(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            r, js, md, svg = report(tmp, 'tcg')
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            o = metric(js, 'itlb_wall_ns_per_call_4M')
+            self.assertFalse(o['meaningful'])
+            self.assertNotIn('Measured time per call', md)
+            self.assertIn('TCG', md)
+            self.assertTrue(os.path.exists(svg))
+            o = metric(js, 'mem_4proc_pss_kb')
+            self.assertEqual((o['patched'], o['copy'], o['target_met']), (20000, 80000, True))
+            self.assertTrue(metric(js, 'uprobe_fires')['target_met'])
+
+    def test_kvm(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            r, js, md, _ = report(tmp, 'kvm')
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertTrue(metric(js, 'itlb_wall_ns_per_call_4M')['meaningful'])
+            self.assertIn('Measured time per call (KVM)', md)
+            self.assertIn('| 3.00 ', md)	# 30 ns / 10 ns
+
+    def test_refused_run_is_missing(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            r, js, md, svg = report(tmp, 'tcg', skip=('copy', 16 << 20))
+            self.assertEqual(r.returncode, 1)
+            self.assertIsNone(metric(js, 'itlb_skl_l2_misses_pkc_16M')['copy'])
+            self.assertFalse(os.path.exists(svg))
+
+
+if __name__ == '__main__':
+    unittest.main()
