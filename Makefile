@@ -8,7 +8,8 @@ $(error KERNEL must be baseline or patched, not '$(KERNEL)')
 endif
 S := scripts
 MAKEFLAGS += --no-print-directory
-export KERNEL_DEB_VERSION ACCEL FILTER TEST_TIMEOUT BOOT_TIMEOUT GUEST_MEM EXTRA_CONFIG FORCE
+export KERNEL_DEB_VERSION ACCEL FILTER TRACE TEST_TIMEOUT BOOT_TIMEOUT GUEST_MEM EXTRA_CONFIG FORCE
+export UPSTREAM_FULL
 
 # check runs the debug kernel, demo the plain one, unless DEBUG= says otherwise.
 check_flavour = $(if $(filter 0 no n,$(DEBUG)),,debug)
@@ -16,8 +17,8 @@ demo_flavour = $(if $(filter 1 yes y,$(DEBUG)),debug,)
 check_name = $(KERNEL)$(if $(check_flavour),-$(check_flavour))
 demo_name = $(KERNEL)$(if $(demo_flavour),-$(demo_flavour))
 
-.PHONY: help deps fetch apply build image check demo bench series-export series-check \
-	series-status clean distclean
+.PHONY: help deps fetch apply build image check check-full demo bench stress hugetext \
+	docs-check series-export series-check series-status clean distclean
 
 help:
 	@echo 'rothp make targets:'
@@ -26,13 +27,20 @@ help:
 	@echo '  make check           build if needed, boot the patched debug kernel, run all'
 	@echo '                       kselftests; last line: N passed, N failed, N skipped'
 	@echo '  make check KERNEL=baseline   the same tests on pristine 6.12'
+	@echo '  make check-full      make check with all of the kernel'"'"'s own mm selftests'
+	@echo '                       (selftests/upstream-full.list too)'
+	@echo '  make stress DURATION=600   soak the debug kernel for DURATION seconds with the'
+	@echo '                       stress program, half on ext4, half on xfs'
 	@echo '  make bench           baseline and patched measured in one run:'
 	@echo '                       results/bench.json, results/bench.md'
+	@echo '  make hugetext        build the hugetext tool for this machine: build/host/hugetext'
 	@echo '  make deps | fetch | apply | build | image    the single stages'
 	@echo '  make series-export   tree commits -> patches/ (format-patch, series file)'
 	@echo '  make series-check    checkpatch --strict and a build of every patch in order'
+	@echo '  make docs-check      htmldocs of the kernel docs the series touches, no warning'
 	@echo '  make clean           remove kernel builds and results (keeps the source tree)'
 	@echo 'Variables: KERNEL=patched|baseline DEBUG=0|1 ACCEL=tcg|kvm|auto FILTER=regex'
+	@echo '           TRACE=1 (huge_memory trace events of failing tests in the log)'
 	@echo '           KERNEL_DEB_VERSION=$(or $(KERNEL_DEB_VERSION),6.12.118-1~deb12u1)'
 
 deps:
@@ -53,9 +61,14 @@ image: apply
 check: apply
 	@$(S)/build.sh $(KERNEL) $(check_flavour)
 	@$(S)/image.sh
+	@$(S)/test-host.sh results/host
 	@$(S)/boot.sh $(check_name) check results/$(check_name) || true
 	@mkdir -p results
-	@$(S)/parse.py results/$(check_name) results/check.ktap
+	@$(S)/parse.py results/$(check_name) results/check.ktap results/host
+
+# The longer upstream mm selftests too (selftests/upstream-full.list).
+check-full:
+	@$(MAKE) check UPSTREAM_FULL=1 BOOT_TIMEOUT=$(or $(BOOT_TIMEOUT),4800)
 
 demo: apply
 	@$(S)/build.sh $(KERNEL) $(demo_flavour)
@@ -63,14 +76,31 @@ demo: apply
 	@$(S)/boot.sh $(demo_name) demo results/demo-$(demo_name) || true
 	@$(S)/show-demo.sh results/demo-$(demo_name)
 
+# stress: the soak. The guest gets DURATION seconds of stress plus half an
+# hour for booting, setting up and the final checks.
+DURATION ?= 600
+stress: apply
+	@$(S)/build.sh $(KERNEL) $(check_flavour)
+	@$(S)/image.sh
+	@BOOT_TIMEOUT=$$(($(DURATION) + 1800)) APPEND='rothp.duration=$(DURATION)' \
+		$(S)/boot.sh $(check_name) stress results/stress-$(check_name) || true
+	@mkdir -p results
+	@$(S)/parse.py results/stress-$(check_name) results/stress.ktap
+
 bench: apply
 	@$(S)/bench.sh
+
+hugetext:
+	@$(MAKE) -C hugetext OUTPUT=$(CURDIR)/build/host
 
 series-export:
 	@$(S)/export-series.sh
 
 series-status: fetch
 	@$(S)/export-series.sh --check
+
+docs-check: apply
+	@$(S)/check-docs.sh
 
 series-check: apply
 	@$(S)/check-series.sh $(if $(filter 0 no n,$(BUILD_EACH)),--no-build)

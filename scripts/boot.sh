@@ -29,7 +29,7 @@ boot_timeout=${BOOT_TIMEOUT:-2400}
 # to the host's page cache (bench.sh sets it, so I/O costs what it costs).
 disk_cache=${DISK_CACHE:-writeback}
 mem=${GUEST_MEM:-2G}
-append="console=ttyS0 panic=-1 rothp.mode=$mode ${FILTER:+rothp.filter=$FILTER} ${TEST_TIMEOUT:+rothp.timeout=$TEST_TIMEOUT} ${APPEND:-}"
+append="console=ttyS0 panic=-1 rothp.mode=$mode ${FILTER:+rothp.filter=$FILTER} ${TEST_TIMEOUT:+rothp.timeout=$TEST_TIMEOUT} ${TRACE:+rothp.trace=$TRACE} ${APPEND:-}"
 
 qemu() {
 	# TCG's "max" CPU offers 5-level paging; with it, this KASAN kernel
@@ -80,7 +80,7 @@ qpid=$!
 # Show the runner's progress while the guest runs; tail ends with QEMU.
 sleep 1
 tail -n +1 -F --pid="$qpid" "$run/ktap.log" 2>/dev/null |
-	sed -u 's/\r$//' | grep --line-buffered -E '^(ok|not ok|# rothp-runner: (start|done|demo|cannot))' |
+	sed -u 's/\r$//' | grep --line-buffered -E '^(ok|not ok|# rothp-runner: (start|done|demo|cannot|bench)|# progress: )' |
 	sed -u "s/^/  [guest] /" || true
 rc=0
 wait "$qpid" || rc=$?

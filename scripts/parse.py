@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """parse: turn one guest run into results.
 
-    parse.py RUN_DIR OUT_KTAP [--expect-fail-file FILE]
+    parse.py RUN_DIR OUT_KTAP [MORE_RUN_DIR...]
 
 Reads RUN_DIR/ktap.log (the guest runner's KTAP: one top-level result per
 test program, each program's own KTAP indented below it) and
@@ -14,11 +14,15 @@ A case counts once, at the deepest level that reports it: a program's own
 results when it printed any, else the runner's line for the program (a
 program that crashed before its plan, or timed out, fails as a whole). A
 program whose own plan was not completed fails too. Any kernel splat in the
-console fails the run, whatever the tests said.
+console fails the run, whatever the tests said. The cases of the kernel's
+own mm selftests ("upstream.*") are judged against their baseline: gate.py.
 """
 import os
 import re
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in scripts/
+import gate  # pylint: disable=wrong-import-position
 
 RESULT = re.compile(r'^(ok|not ok)\s+(\d+)\s*(?:-\s*)?([^#]*?)\s*(?:#\s*(.*))?$')
 PLAN = re.compile(r'^1\.\.(\d+)')
@@ -109,37 +113,48 @@ def find_splats(console):
     return found
 
 
-def main():
-    args = sys.argv[1:]
-    if len(args) != 2:
-        sys.exit(__doc__)
-    run, out = args
+def read_lines(path):
     try:
-        with open(os.path.join(run, 'ktap.log'), errors='replace') as f:
-            ktap = f.readlines()
+        with open(path, errors='replace') as f:
+            return f.readlines()
     except OSError:
-        ktap = []
-    try:
-        with open(os.path.join(run, 'console.log'), errors='replace') as f:
-            console = f.readlines()
-    except OSError:
-        console = []
+        return []
 
-    with open(out, 'w') as f:
-        f.writelines(ktap)
 
+def run_cases(run):
+    """The cases of one run directory, with the runner's own checks."""
+    ktap = read_lines(os.path.join(run, 'ktap.log'))
+    console = read_lines(os.path.join(run, 'console.log'))
     cases, nprog = parse_ktap(ktap)
     planned = next((int(m.group(1)) for m in map(PLAN.match, ktap) if m), None)
     done = any(line.startswith('# rothp-runner: done') for line in ktap)
+    who = os.path.basename(os.path.normpath(run))
     if planned is None:
-        cases.append(('runner', 'FAIL', 'no KTAP plan from the guest (did it boot?)'))
+        cases.append((f'runner {who}', 'FAIL', 'no KTAP plan (did it run?)'))
     elif nprog < planned:
-        cases.append(('runner', 'FAIL', f'{nprog} of {planned} test programs reported'))
+        cases.append((f'runner {who}', 'FAIL', f'{nprog} of {planned} test programs reported'))
     if not done:
-        cases.append(('runner', 'FAIL', 'guest runner did not finish'))
+        cases.append((f'runner {who}', 'FAIL', 'runner did not finish'))
     splats = find_splats(console)
     for kind, lineno, text in splats[:20]:
         cases.append((f'console: {kind}', 'FAIL', f'console.log:{lineno}: {text[:160]}'))
+    return ktap, cases
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) < 2:
+        sys.exit(__doc__)
+    run, out, more = args[0], args[1], args[2:]
+    ktap, cases = run_cases(run)
+    for extra in more:
+        k, c = run_cases(extra)
+        ktap += k
+        cases += c
+    # The kernel's own mm selftests against their baseline run (gate.py).
+    cases = gate.apply(cases)
+    with open(out, 'w') as f:
+        f.writelines(ktap)
 
     width = max((len(n) for n, _, _ in cases), default=10)
     summary = []

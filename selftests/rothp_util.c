@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -24,6 +25,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
+#include <linux/fs.h>
 #include <linux/magic.h>
 
 #include "kselftest.h"
@@ -156,30 +158,7 @@ int rothp_find_vma_path(pid_t pid, const char *path, const char *perms, struct r
 /* FilePmdMapped of the VMA of pid containing addr, in bytes; -1 on error. */
 long rothp_file_pmd_mapped(pid_t pid, unsigned long addr)
 {
-	FILE *fp = open_proc(pid, "smaps");
-	struct rothp_vma vma;
-	char *line = NULL;
-	size_t cap = 0;
-	bool inside = false;
-	long kb, ret = -1;
-
-	if (!fp)
-		return -1;
-	while (getline(&line, &cap, fp) > 0) {
-		if (!parse_maps_line(line, &vma)) {
-			if (inside)
-				break;	/* the VMA had no such field */
-			inside = addr >= vma.start && addr < vma.end;
-			continue;
-		}
-		if (inside && sscanf(line, "FilePmdMapped: %ld kB", &kb) == 1) {
-			ret = kb * 1024;
-			break;
-		}
-	}
-	free(line);
-	fclose(fp);
-	return ret;
+	return rothp_smaps_field(pid, addr, "FilePmdMapped");
 }
 
 /*
@@ -1020,6 +999,25 @@ int textproc_cmd(struct textproc *tp, const char *cmd, char *reply, size_t len)
 	return 0;
 }
 
+/*
+ * Send "hugepage": textprog madvise(MADV_HUGEPAGE)s its text. *t0 (if not
+ * NULL) gets the time the command was sent. 0 if madvise returned 0.
+ */
+int textproc_hugepage(struct textproc *tp, const char *who, double *t0)
+{
+	char reply[128];
+	int rc = -1, err = 0;
+
+	if (t0)
+		*t0 = rothp_now();
+	if (textproc_cmd(tp, "hugepage", reply, sizeof(reply)) ||
+	    sscanf(reply, "hugepage %d %d", &rc, &err) != 2)
+		return -1;
+	if (rc)
+		ksft_print_msg("%s: MADV_HUGEPAGE: %s\n", who, strerror(err));
+	return rc;
+}
+
 /* "run": 1 if every stub returned its index, 0 if not, -1 on error. */
 int textproc_run(struct textproc *tp, long *calls)
 {
@@ -1837,6 +1835,47 @@ char *rothp_read_whole(const char *path, size_t *size)
 	return buf;
 }
 
+/*
+ * Read a file whose size stat() does not tell (tracefs, procfs) to its end:
+ * a malloc()ed, NUL-terminated buffer, its length in *len; NULL with errno
+ * set if it cannot be opened or read.
+ */
+char *rothp_read_stream(const char *path, size_t *len)
+{
+	size_t cap = 65536, off = 0;
+	char *buf = malloc(cap), *bigger;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || !buf) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while ((n = read(fd, buf + off, cap - off - 1)) > 0) {
+		off += n;
+		if (cap - off > 1)
+			continue;
+		bigger = realloc(buf, cap * 2);
+		if (!bigger) {
+			n = -1;
+			break;
+		}
+		buf = bigger;
+		cap *= 2;
+	}
+	close(fd);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[off] = '\0';
+	*len = off;
+	return buf;
+}
+
 /* A malloc()ed copy of len bytes, or exit failing. */
 char *rothp_memdup(const void *buf, size_t len)
 {
@@ -1846,4 +1885,220 @@ char *rothp_memdup(const void *buf, size_t len)
 		ksft_exit_fail_msg("malloc %zu: %s\n", len, strerror(errno));
 	memcpy(m, buf, len);
 	return m;
+}
+
+/* splitmix64: the next 64-bit pseudo-random number of *state. */
+uint64_t rothp_rand64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/*
+ * A random cyclic permutation of 0..n-1 (one cycle through all n), by
+ * Sattolo's algorithm: for i from n-1 down to 1, swap next[i] with
+ * next[rand % i]. Following next[] from any index visits every index once
+ * before it comes back. Tools that model the sequence must do the same.
+ */
+void rothp_cycle_perm(uint64_t seed, uint32_t *next, long n)
+{
+	uint64_t state = seed;
+	uint32_t tmp;
+	long i, j;
+
+	for (i = 0; i < n; i++)
+		next[i] = i;
+	for (i = n - 1; i > 0; i--) {
+		j = rothp_rand64(&state) % (uint64_t)i;
+		tmp = next[i];
+		next[i] = next[j];
+		next[j] = tmp;
+	}
+}
+
+/*
+ * Which of the nr 2 MiB blocks from start (2 MiB-aligned) pid maps with a
+ * PMD, by PAGEMAP_SCAN (fs/proc/task_mmu.c: PAGE_IS_HUGE is set for a huge
+ * PMD only, never for PTE-mapped pages): map[i] is 'H' when the whole block
+ * i is, else 'p'; map[nr] is '\0'. Returns the number of 'H' blocks, or -1.
+ */
+long rothp_pmd_map(pid_t pid, unsigned long start, long nr, char *map)
+{
+#ifdef PAGEMAP_SCAN
+	struct page_region *vec;
+	struct pm_scan_arg arg;
+	char path[64];
+	long i, n, huge = 0;
+	unsigned long a, b, first, last;
+	int fd, ret;
+
+	vec = calloc(nr + 1, sizeof(*vec));
+	if (!vec)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		free(vec);
+		return -1;
+	}
+	memset(&arg, 0, sizeof(arg));
+	arg.size = sizeof(arg);
+	arg.start = start;
+	arg.end = start + nr * ROTHP_PMD_SIZE;
+	arg.vec = (uintptr_t)vec;
+	arg.vec_len = nr + 1;
+	arg.category_mask = PAGE_IS_HUGE;
+	arg.return_mask = PAGE_IS_HUGE;
+	ret = ioctl(fd, PAGEMAP_SCAN, &arg);
+	close(fd);
+	if (ret < 0 || arg.walk_end != arg.end) {
+		free(vec);
+		return -1;
+	}
+	memset(map, 'p', nr);
+	map[nr] = '\0';
+	for (n = 0; n < ret; n++) {
+		/* Whole blocks inside [vec.start, vec.end). */
+		a = ROTHP_ALIGN_UP(vec[n].start, ROTHP_PMD_SIZE);
+		b = ROTHP_ALIGN_DOWN(vec[n].end, ROTHP_PMD_SIZE);
+		if (a >= b)
+			continue;
+		first = (a - start) / ROTHP_PMD_SIZE;
+		last = (b - start) / ROTHP_PMD_SIZE;
+		for (i = first; i < (long)last && i < nr; i++)
+			map[i] = 'H';
+	}
+	for (i = 0; i < nr; i++)
+		huge += map[i] == 'H';
+	free(vec);
+	return huge;
+#else
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* One "<field>: N kB" line of the smaps entry of pid's VMA at addr, in bytes; -1. */
+long rothp_smaps_field(pid_t pid, unsigned long addr, const char *field)
+{
+	FILE *fp = open_proc(pid, "smaps");
+	size_t flen = strlen(field);
+	struct rothp_vma vma;
+	char *line = NULL;
+	size_t cap = 0;
+	bool inside = false;
+	long kb, ret = -1;
+
+	if (!fp)
+		return -1;
+	while (getline(&line, &cap, fp) > 0) {
+		if (!parse_maps_line(line, &vma)) {
+			if (inside)
+				break;
+			inside = addr >= vma.start && addr < vma.end;
+			continue;
+		}
+		if (inside && !strncmp(line, field, flen) && line[flen] == ':' &&
+		    sscanf(line + flen + 1, "%ld kB", &kb) == 1) {
+			ret = kb * 1024;
+			break;
+		}
+	}
+	free(line);
+	fclose(fp);
+	return ret;
+}
+
+/* One field of /proc/PID/smaps_rollup ("Pss", "Rss", ...), in bytes; -1. */
+long rothp_rollup_field(pid_t pid, const char *field)
+{
+	FILE *fp = open_proc(pid, "smaps_rollup");
+	size_t flen = strlen(field);
+	char *line = NULL;
+	size_t cap = 0;
+	long kb, ret = -1;
+
+	if (!fp)
+		return -1;
+	while (getline(&line, &cap, fp) > 0) {
+		if (!strncmp(line, field, flen) && line[flen] == ':' &&
+		    sscanf(line + flen + 1, "%ld kB", &kb) == 1) {
+			ret = kb * 1024;
+			break;
+		}
+	}
+	free(line);
+	fclose(fp);
+	return ret;
+}
+
+#define UPROBE_TRACEFS		"/sys/kernel/tracing"
+
+static int tracefs_write(const char *file, const char *s, int flags)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), UPROBE_TRACEFS "/%s", file);
+	fd = open(path, O_WRONLY | flags);
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/*
+ * Define and enable the uprobe event group_event ("group/event") on the
+ * instruction at file offset off of path. 0, or -1 (no tracefs, no
+ * CONFIG_UPROBE_EVENTS, or refused).
+ */
+int rothp_uprobe_add(const char *group_event, const char *path, unsigned long off)
+{
+	char cmd[PATH_MAX + 128], file[160];
+
+	snprintf(cmd, sizeof(cmd), "p:%s %s:%#lx\n", group_event, path, off);
+	snprintf(file, sizeof(file), "events/%s/enable", group_event);
+	if (tracefs_write("uprobe_events", cmd, O_APPEND))
+		return -1;
+	if (tracefs_write(file, "1", 0)) {
+		rothp_uprobe_remove(group_event);
+		return -1;
+	}
+	return 0;
+}
+
+/* Hits of the uprobe event named event on path (uprobe_profile), or -1. */
+long rothp_uprobe_hits(const char *path, const char *event)
+{
+	char line[PATH_MAX + 128], file[PATH_MAX], name[128];
+	unsigned long hits;
+	long ret = -1;
+	FILE *fp;
+
+	fp = fopen(UPROBE_TRACEFS "/uprobe_profile", "r");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "%s %127s %lu", file, name, &hits) == 3 &&
+		    !strcmp(file, path) && !strcmp(name, event))
+			ret = hits;
+	}
+	fclose(fp);
+	return ret;
+}
+
+/* Disable and delete the uprobe event group_event, if it is there. */
+void rothp_uprobe_remove(const char *group_event)
+{
+	char cmd[160], file[160];
+
+	snprintf(file, sizeof(file), "events/%s/enable", group_event);
+	tracefs_write(file, "0", 0);
+	snprintf(cmd, sizeof(cmd), "-:%s\n", group_event);
+	tracefs_write("uprobe_events", cmd, O_APPEND);
 }

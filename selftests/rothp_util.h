@@ -20,6 +20,14 @@
 #define MADV_COLLAPSE 25
 #endif
 
+/* x86-64 numbers, for C libraries that do not define them yet. */
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open		434
+#endif
+#ifndef __NR_process_madvise
+#define __NR_process_madvise	440
+#endif
+
 #define ROTHP_PAGE_SIZE		4096UL
 #define ROTHP_PMD_SIZE		(2UL << 20)
 #define ROTHP_PMD_MASK		(~(ROTHP_PMD_SIZE - 1))
@@ -32,6 +40,14 @@
  */
 #define ROTHP_STUB_SIZE		4096UL
 #define ROTHP_STUB_IMM		1	/* offset of the immediate in a stub */
+/*
+ * ... and its chain entry, for the iTLB benchmark (textprog_blob.S):
+ * %eax = i, then return if --%rcx is 0, else jump to ((void **)%rdi)[i].
+ */
+#define ROTHP_CHAIN_ENTRY	16
+
+/* textprog_blob.S: run calls (>= 1) chain entries from entry on. */
+unsigned int rothp_chain_run(void *const *table, const void *entry, unsigned long calls);
 
 /*
  * /proc/vmstat counters of the series: THPs split, and THPs dropped, when
@@ -149,6 +165,7 @@ int rothp_thp_khugepaged_fast(void);
 /* textprog control. */
 int textproc_start(struct textproc *tp, const char *path, const char *action);
 int textproc_cmd(struct textproc *tp, const char *cmd, char *reply, size_t len);
+int textproc_hugepage(struct textproc *tp, const char *who, double *t0);
 int textproc_run(struct textproc *tp, long *calls);
 int textproc_sum(struct textproc *tp, uint64_t *memsum, uint64_t *filesum);
 int textproc_stop(struct textproc *tp);
@@ -278,10 +295,25 @@ off_t rothp_elf_text_block_offset(const struct rothp_elf *elf);
 int rothp_meminfo(const char *name, long *kb);
 int rothp_scan_result_known(const char *name);
 
+/* Random cyclic permutations (splitmix64, Sattolo's algorithm). */
+uint64_t rothp_rand64(uint64_t *state);
+void rothp_cycle_perm(uint64_t seed, uint32_t *next, long n);
+
+/* Which of nr 2 MiB blocks from start are PMD-mapped in pid: 'H' or 'p'. */
+long rothp_pmd_map(pid_t pid, unsigned long start, long nr, char *map);
+long rothp_smaps_field(pid_t pid, unsigned long addr, const char *field);
+long rothp_rollup_field(pid_t pid, const char *field);
+
+/* A uprobe event "group/event" on path at a file offset, via tracefs. */
+int rothp_uprobe_add(const char *group_event, const char *path, unsigned long off);
+long rothp_uprobe_hits(const char *path, const char *event);
+void rothp_uprobe_remove(const char *group_event);
+
 /* Small numeric and file helpers. */
 void rothp_sort(double *v, int n);
 double rothp_median(double *v, int n);
 char *rothp_read_whole(const char *path, size_t *size);
+char *rothp_read_stream(const char *path, size_t *len);
 char *rothp_memdup(const void *buf, size_t len);
 
 #endif /* __ROTHP_UTIL_H */
