@@ -41,6 +41,10 @@ SPLATS = [
     (re.compile(r'INFO: task .* blocked for more than|soft lockup|hard LOCKUP'),
      'hang'),
     (re.compile(r'list_add corruption|list_del corruption'), 'list corruption'),
+    # A file system that finds its own metadata corrupt: the images are
+    # checked before boot, so this is the kernel's doing (or the disk's).
+    (re.compile(r'XFS \(.*\): (Metadata (CRC error|corruption)|Corruption)|'
+                r'EXT4-fs error'), 'fs corruption'),
 ]
 # Boot banners of the debug options, which name them without reporting.
 BENIGN = re.compile(r'RCU lockdep checking is enabled|'
