@@ -21,7 +21,8 @@ import tlb_model  # noqa: E402
 BASE = 0xa00000
 SPANS = (64 << 10, 4 << 20, 16 << 20)
 SCALARS = {
-    'write_open_reread_s': 0.2, 'write_open_cache_kept': 1, 'pie_text_eligible_share': 0.05,
+    'write_open_reread_s': 0.2, 'write_open_floor_s': 0.1, 'write_open_cache_kept': 1,
+    'pie_text_eligible_share': 0.05,
     'prompt_collapse_s': 0.3, 'prompt_collapse_quiet_s': 0.3, 'madvise_call_us': 2,
     'collapse_us_per_2m': 900, 'memcpy_us_per_2m': 300, 'collapse_over_memcpy': 3,
     'huge_text_setup_big_ms': 100, 'huge_text_setup_first_ms': 10,

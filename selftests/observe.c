@@ -10,7 +10,8 @@
  *   off:   the same madvise with prompt_collapse=0: no counter moves and
  *          no mm_khugepaged_prompt_request event names the file;
  *   split: the file, now huge in the page cache and no longer executed,
- *          opened O_RDONLY: nothing; opened O_RDWR: thp_file_split_on_write
+ *          opened O_RDONLY, then O_RDWR: nothing; then a pwrite() of one
+ *          byte, unchanged, into each 2 MiB block: thp_file_split_on_write
  *          moves by the number of its huge folios (none on a file system
  *          with large folios, which keeps them), with one
  *          mm_file_thp_split_on_write event each, naming the file's inode,
@@ -35,7 +36,7 @@
 #define OFF_NAME	"observe-off.copy"
 #define WAIT_MS		30000
 #define SETTLE_MS	10000
-#define NR_CHECKS	13
+#define NR_CHECKS	14
 
 static const char * const events[] = {
 	"mm_khugepaged_prompt_request",
@@ -223,12 +224,13 @@ static void check_off(struct textproc *tp, const char *file_tag)
 			 "off: no mm_khugepaged_prompt_request event for the file\n");
 }
 
-/* split: 5 checks (one in main). */
+/* split: 6 checks (one in main). */
 static void check_split(const char *path, int large_folios, long huge)
 {
 	long before, after, n, drop_before, drop_after;
-	char ino_tag[64];
+	char ino_tag[64], c;
 	struct stat st;
+	off_t off;
 	int fd;
 
 	if (stat(path, &st))
@@ -249,11 +251,19 @@ static void check_split(const char *path, int large_folios, long huge)
 	fd = open(path, O_RDWR);
 	if (fd < 0)
 		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));
+	rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &after);
+	ksft_test_result(after == before && !trace_count(events[2], NULL, NULL),
+			 "split: opening O_RDWR splits nothing, no event\n");
+	/* A write reaches each block: the byte it holds, written again. */
+	for (off = 0; off + (off_t)ROTHP_PMD_SIZE <= st.st_size; off += ROTHP_PMD_SIZE)
+		if (pread(fd, &c, 1, off) != 1 || pwrite(fd, &c, 1, off) != 1)
+			ksft_exit_fail_msg("%s: rewrite at %lld: %s\n", path, (long long)off,
+					   strerror(errno));
 	close(fd);
 	rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &after);
 	rothp_vmstat(ROTHP_VM_DROP_ON_WRITE, &drop_after);
 	n = trace_count(events[2], ino_tag, "action=split");
-	ksft_print_msg("split: %ld huge folios; O_RDWR: %s +%ld, %ld split events for %s (%ld in all)\n",
+	ksft_print_msg("split: %ld huge folios; writes: %s +%ld, %ld split events for %s (%ld in all)\n",
 		       huge, ROTHP_VM_SPLIT_ON_WRITE, after - before, n, ino_tag,
 		       trace_count(events[2], NULL, NULL));
 	ksft_test_result(after - before == n && n == trace_count(events[2], NULL, NULL),
@@ -262,7 +272,7 @@ static void check_split(const char *path, int large_folios, long huge)
 		ksft_test_result(n == 0, "split: the file system has large folios: none split\n");
 	else
 		ksft_test_result(huge > 0 && n == huge,
-				 "split: every huge folio of the file split on O_RDWR\n");
+				 "split: every huge folio of the file split by the write into it\n");
 	ksft_test_result(drop_after == drop_before && !trace_count(events[2], NULL, "action=drop"),
 			 "split: no huge folio dropped, no drop event\n");
 }

@@ -14,12 +14,22 @@
  * (filemap_nr_thps_inc(), include/linux/pagemap.h): ext4 in 6.12. Those
  * results are named "6.12: ...".
  *
- * With the series, do_dentry_open() splits each PMD-sized folio back to base
- * pages instead (khugepaged_split_for_write()): the page cache stays, the PMD
- * mappings go and refault as PTEs, and /proc/vmstat thp_file_split_on_write
- * counts one per THP split (thp_file_drop_on_write one per THP that would
- * not split and was written back and removed). A kernel without the counter
- * is taken for baseline 6.12 and those checks are skipped, saying so.
+ * With the series, the open leaves the page cache and the PMD mappings
+ * alone; a THP is split back to base pages only when a write reaches it
+ * (file_thp_split_for_write(), from __filemap_get_folio() and
+ * do_page_mkwrite()), and /proc/vmstat thp_file_split_on_write counts one
+ * per THP split (thp_file_drop_on_write one per THP that would not split
+ * and was removed). A kernel without the counter is taken for baseline 6.12
+ * and those checks are skipped, saying so.
+ *
+ * "touch": with the file open for write, a pwrite() into block 1, a store
+ * through a MAP_SHARED mapping into block 2, a punched hole in block 3, an
+ * O_DIRECT write into block 4 and a pwrite() into block 5 while a pipe holds
+ * a reference to its THP (splice()) read back as written, through pread()
+ * and the r-x mapping; on the series exactly those five blocks stop being
+ * PMD-sized folios (block 5's is dropped, as it cannot split: counted in
+ * thp_file_drop_on_write), every other block stays one, and stays
+ * PMD-mapped.
  *
  * XFS mappings support large folios (xfs_icache.c), so nr_thps stays 0 and a
  * write open leaves the page cache and the PMD mappings alone on both.
@@ -28,6 +38,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -41,10 +52,174 @@
 /* What the write open is expected to do to the copy's THPs. */
 enum write_open_mode {
 	MODE_DROP,	/* 6.12 on a file system without large folios */
-	MODE_SPLIT,	/* the series on a file system without large folios */
+	MODE_LAZY,	/* the series: split where a write reaches, not on open */
 	MODE_KEEP,	/* a file system with large folios: nr_thps stays 0 */
 	MODE_UNKNOWN,	/* large folio support unknown */
 };
+
+/* touch: the blocks written to, in order, and how. */
+enum touch_way {
+	TOUCH_PWRITE, TOUCH_MMAP, TOUCH_PUNCH, TOUCH_DIRECT, TOUCH_HELD, NR_TOUCH
+};
+static const char * const touch_name[NR_TOUCH] = {
+	"pwrite()", "a MAP_SHARED store", "a punched hole", "an O_DIRECT write",
+	"pwrite() while a pipe holds the THP",
+};
+#define TOUCH_BLOCKS	(NR_TOUCH + 3)	/* blocks 0, 6 and 7 stay untouched */
+#define TOUCH_OFF	(16UL << 10)	/* where in its block each touch lands */
+#define TOUCH_LEN	4096UL
+#define TOUCH_CHECKS	(2 * NR_TOUCH + 2)
+#define TOUCH_SPLITS	2	/* pwrite() and MAP_SHARED; hole and O_DIRECT do not count */
+#define TOUCH_DROPS	1	/* the held one */
+
+/* Write into block b of the file as way says; mirror it in model. */
+static int touch_block(const char *path, int wfd, enum touch_way way, long b, char *model)
+{
+	off_t off = b * ROTHP_PMD_SIZE + TOUCH_OFF;
+	loff_t head = b * ROTHP_PMD_SIZE;
+	int dfd, pfd[2], ret = -1;
+	size_t i;
+	char *m;
+	void *buf;
+
+	for (i = 0; i < TOUCH_LEN; i++)
+		model[off + i] = way == TOUCH_PUNCH ? 0 : (char)~model[off + i];
+	switch (way) {
+	case TOUCH_PWRITE:
+		ret = pwrite(wfd, model + off, TOUCH_LEN, off) == (ssize_t)TOUCH_LEN ? 0 : -1;
+		break;
+	case TOUCH_MMAP:
+		m = mmap(NULL, ROTHP_PMD_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, wfd,
+			 b * ROTHP_PMD_SIZE);
+		if (m == MAP_FAILED)
+			break;
+		memcpy(m + TOUCH_OFF, model + off, TOUCH_LEN);
+		ret = munmap(m, ROTHP_PMD_SIZE);
+		break;
+	case TOUCH_PUNCH:
+		ret = fallocate(wfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, TOUCH_LEN);
+		break;
+	case TOUCH_DIRECT:
+		dfd = open(path, O_RDWR | O_DIRECT);
+		if (dfd < 0)
+			break;
+		if (!posix_memalign(&buf, TOUCH_LEN, TOUCH_LEN)) {
+			memcpy(buf, model + off, TOUCH_LEN);
+			ret = pwrite(dfd, buf, TOUCH_LEN, off) == (ssize_t)TOUCH_LEN ? 0 : -1;
+			free(buf);
+		}
+		close(dfd);
+		break;
+	case TOUCH_HELD:
+		/*
+		 * splice() leaves a reference to the THP in the pipe, so it
+		 * cannot split: the write must drop it from the page cache and
+		 * write to a new small folio. The pipe keeps the old bytes.
+		 */
+		if (pipe(pfd))
+			break;
+		if (splice(wfd, &head, pfd[1], NULL, TOUCH_LEN, 0) == (ssize_t)TOUCH_LEN)
+			ret = pwrite(wfd, model + off, TOUCH_LEN, off) == (ssize_t)TOUCH_LEN ?
+			      0 : -1;
+		close(pfd[0]);
+		close(pfd[1]);
+		break;
+	default:
+		break;
+	}
+	return ret;
+}
+
+/*
+ * touch: 2 checks per way, then the counters and the mapping. skip, when
+ * set, is why nothing can be touched (no THPs, no writer).
+ */
+static void touch(const char *path, int fd, int wfd, char *p, size_t len, off_t size,
+		  enum write_open_mode mode, const char *skip)
+{
+	struct rothp_cache_block blk[TOUCH_BLOCKS];
+	long split0 = 0, split1 = 0, drop0 = 0, drop1 = 0, pmd, b, i, bad;
+	const char *skip_blocks = skip, *skip_count = skip;
+	uint64_t want, got_file = 0, got_map;
+	char *model;
+	bool lazy;
+	int way;
+
+	if (!skip && len < TOUCH_BLOCKS * ROTHP_PMD_SIZE)
+		skip = "the file has fewer than 8 whole 2 MiB blocks";
+	if (skip) {
+		for (i = 0; i < TOUCH_CHECKS; i++)
+			ksft_test_result_skip("touch: %s\n", skip);
+		return;
+	}
+	if (mode == MODE_DROP)
+		skip_blocks = skip_count = "6.12: the open dropped every THP of the file";
+	else if (mode == MODE_KEEP)
+		skip_blocks = "large folios: the file system writes through them";
+	else if (mode == MODE_UNKNOWN)
+		skip_blocks = skip_count = "large folio support of the file system unknown";
+	if (!skip_count && (rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split0) ||
+			    rothp_vmstat(ROTHP_VM_DROP_ON_WRITE, &drop0)))
+		skip_count = ROTHP_NO_SPLIT_ON_WRITE;
+
+	model = malloc(size);
+	if (!model || pread(fd, model, size, 0) != size)
+		ksft_exit_fail_msg("touch: cannot read %s: %s\n", path, strerror(errno));
+
+	for (way = 0; way < NR_TOUCH; way++) {
+		b = way + 1;
+		if (touch_block(path, wfd, way, b, model))
+			ksft_print_msg("touch: %s into block %ld: %s\n", touch_name[way], b,
+				       strerror(errno));
+		want = rothp_hash(model, size);
+		if (rothp_file_hash(fd, 0, size, &got_file))
+			ksft_print_msg("touch: pread: %s\n", strerror(errno));
+		got_map = rothp_hash(p, len);
+		ksft_test_result(got_file == want && got_map == rothp_hash(model, len),
+				 "touch: %s into block %ld reads back through pread and the mapping\n",
+				 touch_name[way], b);
+
+		if (rothp_cache_blocks(fd, 0, TOUCH_BLOCKS, blk))
+			ksft_exit_fail_msg("touch: cannot probe the page cache of %s\n", path);
+		bad = -1;
+		for (i = 0; i < TOUCH_BLOCKS; i++)
+			if (blk[i].huge != (i < 1 || i > b))
+				bad = i;
+		if (bad >= 0 && !skip_blocks)
+			ksft_print_msg("touch: block %ld is %sa huge folio (%d pages cached)\n",
+				       bad, blk[bad].huge ? "" : "not ", blk[bad].resident);
+		rothp_result(skip_blocks, bad < 0,
+			     "touch: after %s, blocks 1-%ld are split, the others still huge",
+			     touch_name[way], b);
+	}
+
+	if (!skip_count && (rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split1) ||
+			    rothp_vmstat(ROTHP_VM_DROP_ON_WRITE, &drop1)))
+		skip_count = ROTHP_NO_SPLIT_ON_WRITE;
+	if (!skip_count)
+		ksft_print_msg("touch: %s +%ld, %s +%ld\n", ROTHP_VM_SPLIT_ON_WRITE,
+			       split1 - split0, ROTHP_VM_DROP_ON_WRITE, drop1 - drop0);
+	/*
+	 * write_begin and page_mkwrite split through the series; a punched
+	 * hole and an O_DIRECT write go through truncation and invalidation,
+	 * as they would on any THP; the held THP is dropped. On large folios
+	 * nothing needs splitting.
+	 */
+	lazy = mode == MODE_LAZY;
+	rothp_result(skip_count, split1 - split0 == (lazy ? TOUCH_SPLITS : 0) &&
+		     drop1 - drop0 == (lazy ? TOUCH_DROPS : 0), "touch: %s +%d, %s +%d",
+		     ROTHP_VM_SPLIT_ON_WRITE, lazy ? TOUCH_SPLITS : 0, ROTHP_VM_DROP_ON_WRITE,
+		     lazy ? TOUCH_DROPS : 0);
+
+	/* The r-x mapping still PMD-maps every untouched block it maps. */
+	for (i = 0; i < (long)len; i += ROTHP_PAGE_SIZE)
+		(void)*(volatile char *)(p + i);
+	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	ksft_print_msg("touch: FilePmdMapped %ld kB of %zu kB\n", pmd / 1024, len >> 10);
+	rothp_result(skip_blocks, pmd == (long)(len - NR_TOUCH * ROTHP_PMD_SIZE),
+		     "touch: every untouched block is still PMD-mapped");
+	free(model);
+}
 
 int main(int argc, char **argv)
 {
@@ -63,11 +238,11 @@ int main(int argc, char **argv)
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
 	fs = rothp_fs_name(dir, &large);
-	ksft_set_plan(12);
+	ksft_set_plan(12 + TOUCH_CHECKS);
 
 	patched = !rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split0);
 	if (!large)
-		mode = patched ? MODE_SPLIT : MODE_DROP;
+		mode = patched ? MODE_LAZY : MODE_DROP;
 	else
 		mode = large > 0 ? MODE_KEEP : MODE_UNKNOWN;
 	ksft_print_msg("%s; %s\n", patched ? "kernel has " ROTHP_VM_SPLIT_ON_WRITE :
@@ -161,7 +336,7 @@ int main(int argc, char **argv)
 	} else if (wfd < 0) {
 		skip_old = "open(O_RDWR) failed";
 		skip_new = skip_old;
-	} else if (mode == MODE_SPLIT) {
+	} else if (mode == MODE_LAZY) {
 		skip_old = "replaced: the kernel has " ROTHP_VM_SPLIT_ON_WRITE;
 	} else if (mode == MODE_DROP) {
 		skip_new = ROTHP_NO_SPLIT_ON_WRITE;
@@ -186,18 +361,11 @@ int main(int argc, char **argv)
 
 	rothp_result(skip_new, frac_after == 1.0,
 		     "open(O_RDWR) keeps the page cache fully resident (mincore 1.0)");
-	if (mode == MODE_KEEP)
-		rothp_result(skip_new, pmd_after == pmd,
-			     "open(O_RDWR) keeps the PMD mappings of a large-folio file");
-	else
-		rothp_result(skip_new, pmd_after == 0,
-			     "open(O_RDWR) splits the THPs: FilePmdMapped of the mapping 0");
-	if (mode == MODE_KEEP)
-		rothp_result(skip_split, split1 == split0,
-			     "%s does not move for a large-folio file", ROTHP_VM_SPLIT_ON_WRITE);
-	else
-		rothp_result(skip_split, nthp > 0 && split1 - split0 == nthp,
-			     "%s rises by the file's THPs", ROTHP_VM_SPLIT_ON_WRITE);
+	rothp_result(skip_new, pmd_after == pmd,
+		     "open(O_RDWR) keeps the PMD mappings (FilePmdMapped unchanged)");
+	rothp_result(skip_split, nthp > 0 && split1 == split0,
+		     "open(O_RDWR) splits none of the file's %ld THPs (%s +0)", nthp,
+		     ROTHP_VM_SPLIT_ON_WRITE);
 	rothp_result(skip_split, drop0 >= 0 && drop1 == drop0, "%s does not move",
 		     ROTHP_VM_DROP_ON_WRITE);
 	rothp_result(skip_io, sect1 == sect0,
@@ -210,6 +378,8 @@ int main(int argc, char **argv)
 			       (unsigned long long)filesum1, (unsigned long long)filesum0);
 	ksft_test_result(memsum1 == memsum0 && filesum1 == filesum0,
 			 "contents through the mapping and pread unchanged by open(O_RDWR)\n");
+
+	touch(copy, fd, wfd, p, len, st.st_size, mode, rc || wfd < 0 ? skip_new : NULL);
 
 	if (wfd >= 0)
 		close(wfd);

@@ -21,13 +21,15 @@
  *  d. race: one child collapses its mapping of the file in a loop, one opens
  *     the file for write and closes it in a loop, one reads it and checks its
  *     hash; the file never reads differently.
- *  e. recollapse: after an open for write split (or dropped) a collapsed
- *     copy's THPs and a pwrite() changed one byte, khugepaged, not
- *     MADV_COLLAPSE, PMD-maps the file again once the writer closed it.
+ *  e. recollapse: after a pwrite() into a collapsed copy opened for write
+ *     changed one byte (6.12 dropped the copy's THPs at the open, the
+ *     series splits the one THP written to), khugepaged, not MADV_COLLAPSE,
+ *     PMD-maps the whole file again once the writer closed it.
  *
  * On 6.12 the write open truncates the page cache of an ext4 file with THPs;
- * with the series it splits them (see write_open.c). Both must pass all of
- * this; the series' vmstat counters are only printed.
+ * with the series a THP is split where a write reaches it (see
+ * write_open.c). Both must pass all of this; the series' vmstat counters are
+ * only printed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -865,12 +867,13 @@ static bool refaulted_pmd_mapped(void *arg)
 
 /*
  * No feature check is needed: on 6.12 the write open drops the page cache of
- * an ext4 file with THPs (do_dentry_open()), with the series it splits them;
- * either way the file is left in small folios that khugepaged must collapse
- * again once no writer holds it (file_thp_enabled() wants
- * !inode_is_open_for_write()). On XFS, with large folios, the open neither
- * splits nor drops (filemap_nr_thps() stays 0), so the mapping stays, or at
- * the refault gets, PMD-mapped and the check still holds.
+ * an ext4 file with THPs (do_dentry_open()), with the series the pwrite()
+ * splits the THP it reaches; either way at least one block is left in small
+ * folios that khugepaged must collapse again once no writer holds it
+ * (file_thp_enabled() wants !inode_is_open_for_write()). On XFS, with large
+ * folios, nothing is split nor dropped (filemap_nr_thps() stays 0), so the
+ * mapping stays, or at the refault gets, PMD-mapped and the check still
+ * holds.
  */
 static void test_recollapse(void)
 {
@@ -905,7 +908,7 @@ static void test_recollapse(void)
 	if (!collapsed)
 		ksft_print_msg("%s: MADV_COLLAPSE did not PMD-map the copy to start with\n", who);
 
-	/* One writer: the open splits or drops the THPs; it changes a byte. */
+	/* One writer changes a byte: 6.12 dropped the THPs, the series splits one. */
 	read_counters(counters);
 	wfd = open(path, O_RDWR);
 	if (wfd < 0)
