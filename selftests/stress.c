@@ -67,7 +67,12 @@
 /* How long the workers get to finish after the deadline. */
 #define GRACE_SECONDS		300
 #define PROGRESS_SECONDS	120
-#define QUIET_SECONDS		5
+/*
+ * Long enough for a whole collapse attempt (open, map, touch 27 MiB,
+ * MADV_COLLAPSE or a 3 s wait for khugepaged) on a loaded debug kernel:
+ * with 5 s, late in make check, no attempt fit in a window on ext4.
+ */
+#define QUIET_SECONDS		10
 /* Failures printed per operation; all are counted. */
 #define MAX_REPORTS		8
 #define MAX_WORKERS		32
