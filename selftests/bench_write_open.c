@@ -165,11 +165,28 @@ static void collapse_file(void)
  * and the preads took, *kept the fraction of the page cache there after the
  * open. Fails unless what is read hashes to hash.
  */
-static void reread(uint64_t hash, double *secs, double *kept, double *floor_s)
+/* pread() all of the file in CHUNKs: the time the preads took; hash. */
+static double read_all(int fd, uint64_t *hash)
 {
 	uint64_t h = HASH_BASIS;
-	double t, t_open, t_read = 0, t_huge = 0;
+	double t, secs = 0;
 	off_t off;
+
+	for (off = 0; off < (off_t)FILE_SIZE; off += CHUNK) {
+		t = rothp_now();
+		if (io_full(fd, buf, CHUNK, off, false))
+			rothp_bench_fail("pread %s: %s", path, strerror(errno));
+		secs += rothp_now() - t;
+		h = hash_words(h, buf, CHUNK);
+	}
+	*hash = h;
+	return secs;
+}
+
+static void reread(uint64_t hash, double *secs, double *kept, double *floor_s)
+{
+	double t, t_open, t_read;
+	uint64_t h;
 	void *m;
 	int fd;
 
@@ -177,15 +194,9 @@ static void reread(uint64_t hash, double *secs, double *kept, double *floor_s)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		rothp_bench_fail("open %s: %s", path, strerror(errno));
-	for (off = 0; off < (off_t)FILE_SIZE; off += CHUNK) {
-		t = rothp_now();
-		if (io_full(fd, buf, CHUNK, off, false))
-			rothp_bench_fail("pread %s: %s", path, strerror(errno));
-		t_huge += rothp_now() - t;
-	}
+	*floor_s = read_all(fd, &h);
 	close(fd);
-	printf("# preads of the collapsed cache before the open %.6f s\n", t_huge);
-	*floor_s = t_huge;
+	printf("# preads of the collapsed cache before the open %.6f s\n", *floor_s);
 
 	t = rothp_now();
 	fd = open(path, O_RDWR | O_CLOEXEC);
@@ -201,13 +212,7 @@ static void reread(uint64_t hash, double *secs, double *kept, double *floor_s)
 		rothp_bench_fail("mincore %s: %s", path, strerror(errno));
 	munmap(m, FILE_SIZE);
 
-	for (off = 0; off < (off_t)FILE_SIZE; off += CHUNK) {
-		t = rothp_now();
-		if (io_full(fd, buf, CHUNK, off, false))
-			rothp_bench_fail("pread %s: %s", path, strerror(errno));
-		t_read += rothp_now() - t;
-		h = hash_words(h, buf, CHUNK);
-	}
+	t_read = read_all(fd, &h);
 	close(fd);
 	if (h != hash)
 		rothp_bench_fail("read back hash %016llx, written %016llx", (unsigned long long)h,
