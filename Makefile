@@ -9,13 +9,18 @@ endif
 S := scripts
 MAKEFLAGS += --no-print-directory
 export KERNEL_DEB_VERSION ACCEL FILTER TRACE TEST_TIMEOUT BOOT_TIMEOUT GUEST_MEM EXTRA_CONFIG FORCE
-export UPSTREAM_FULL
+PREEMPT ?= full
+export UPSTREAM_FULL PREEMPT GUEST_CPUS
+ifeq ($(filter full voluntary none,$(PREEMPT)),)
+$(error PREEMPT must be full, voluntary or none, not '$(PREEMPT)')
+endif
 
 # check runs the debug kernel, demo the plain one, unless DEBUG= says otherwise.
 check_flavour = $(if $(filter 0 no n,$(DEBUG)),,debug)
 demo_flavour = $(if $(filter 1 yes y,$(DEBUG)),debug,)
-check_name = $(KERNEL)$(if $(check_flavour),-$(check_flavour))
-demo_name = $(KERNEL)$(if $(demo_flavour),-$(demo_flavour))
+preempt_sfx = $(if $(filter-out full,$(PREEMPT)),-preempt-$(PREEMPT))
+check_name = $(KERNEL)$(if $(check_flavour),-$(check_flavour))$(preempt_sfx)
+demo_name = $(KERNEL)$(if $(demo_flavour),-$(demo_flavour))$(preempt_sfx)
 
 .PHONY: help deps fetch apply build image check check-full demo bench stress hugetext \
 	docs-check series-export series-check series-status clean distclean
@@ -40,6 +45,7 @@ help:
 	@echo '  make docs-check      htmldocs of the kernel docs the series touches, no warning'
 	@echo '  make clean           remove kernel builds and results (keeps the source tree)'
 	@echo 'Variables: KERNEL=patched|baseline DEBUG=0|1 ACCEL=tcg|kvm|auto FILTER=regex'
+	@echo '           PREEMPT=full|voluntary|none (default full) GUEST_CPUS=N (default 2)'
 	@echo '           TRACE=1 (huge_memory trace events of failing tests in the log)'
 	@echo '           KERNEL_DEB_VERSION=$(or $(KERNEL_DEB_VERSION),6.12.118-1~deb12u1)'
 
@@ -68,7 +74,7 @@ check: apply
 
 # The longer upstream mm selftests too (selftests/upstream-full.list).
 check-full:
-	@$(MAKE) check UPSTREAM_FULL=1 BOOT_TIMEOUT=$(or $(BOOT_TIMEOUT),4800)
+	@$(MAKE) check UPSTREAM_FULL=1 BOOT_TIMEOUT=$(or $(BOOT_TIMEOUT),6000)
 
 demo: apply
 	@$(S)/build.sh $(KERNEL) $(demo_flavour)

@@ -19,17 +19,44 @@ run=${3:?usage: boot.sh KERNEL_NAME MODE RUN_DIR}
 kimg=$BUILD/obj/$name/arch/x86/boot/bzImage
 img=$BUILD/image
 [ -f "$kimg" ] || die "$kimg missing: build it first"
-for f in initramfs.cpio ext4.img xfs.img; do
+for f in initramfs.cpio ext4.img xfs.img swap.img; do
 	[ -f "$img/$f" ] || die "$img/$f missing: run 'make image' first"
 done
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (make deps)"
 
-boot_timeout=${BOOT_TIMEOUT:-2400}
+boot_timeout=${BOOT_TIMEOUT:-3600}
+# ROTHP_DEADLINE (seconds since the epoch, set by .ci/run): the guest is
+# stopped in time for the results of what did run to be read before then.
+if [ -n "${ROTHP_DEADLINE:-}" ]; then
+	left=$((ROTHP_DEADLINE - $(date +%s)))
+	[ "$left" -gt 60 ] || die "ROTHP_DEADLINE leaves ${left}s: no time to boot"
+	if [ "$left" -lt "$boot_timeout" ]; then
+		info "the deadline leaves ${left}s: BOOT_TIMEOUT $boot_timeout -> $left"
+		boot_timeout=$left
+	fi
+fi
 # DISK_CACHE=none: guest reads that miss its page cache go to the disk, not
 # to the host's page cache (bench.sh sets it, so I/O costs what it costs).
 disk_cache=${DISK_CACHE:-writeback}
 mem=${GUEST_MEM:-2G}
-append="console=ttyS0 panic=-1 rothp.mode=$mode ${FILTER:+rothp.filter=$FILTER} ${TEST_TIMEOUT:+rothp.timeout=$TEST_TIMEOUT} ${TRACE:+rothp.trace=$TRACE} ${APPEND:-}"
+# GUEST_CPUS: the guest's vCPUs. The runner fails the run (case guest.cpus)
+# when fewer come online. Under TCG each vCPU is a host thread
+# (thread=multi), so they really run in parallel on the host's cores.
+cpus=${GUEST_CPUS:-2}
+[[ $cpus =~ ^[1-9][0-9]*$ ]] || die "GUEST_CPUS=$cpus is not a CPU count"
+kconfig=$BUILD/obj/$name/.config
+nr_cpus=$(sed -n 's/^CONFIG_NR_CPUS=//p' "$kconfig")
+[ "$cpus" -le "${nr_cpus:-1}" ] ||
+	die "GUEST_CPUS=$cpus, but $name is built for at most ${nr_cpus:-1} (CONFIG_NR_CPUS)"
+# The preemption model the kernel was built with: the runner's case
+# guest.preempt fails when the guest runs another one.
+case "$(grep -E '^CONFIG_PREEMPT(_NONE|_VOLUNTARY)?=y' "$kconfig")" in
+*CONFIG_PREEMPT_NONE=y*) preempt=none ;;
+*CONFIG_PREEMPT_VOLUNTARY=y*) preempt=voluntary ;;
+*CONFIG_PREEMPT=y*) preempt=full ;;
+*) die "$kconfig names no preemption model" ;;
+esac
+append="console=ttyS0 panic=-1 rothp.mode=$mode rothp.cpus=$cpus rothp.preempt=$preempt ${FILTER:+rothp.filter=$FILTER} ${TEST_TIMEOUT:+rothp.timeout=$TEST_TIMEOUT} ${TRACE:+rothp.trace=$TRACE} ${APPEND:-}"
 # Under TCG the guest reads the host's TSC. The guest kernel calibrates it
 # against the PIT, which fails now and then under TCG; it then marks the
 # TSC unstable and times everything in 4 ms jiffies (no HPET without ACPI).
@@ -51,19 +78,23 @@ qemu() {
 	# made every copy, and so the page cache against the disk, look
 	# slower than on hardware. Both kernels boot the same CPU model.
 	local accel=$1 dir=$2 tmo=$3 m=$4 cpu=max,la57=off,erms=off,fsrm=off
+	local acc=$1
 	[ "$accel" = kvm ] && cpu=host
+	[ "$accel" = tcg ] && acc=tcg,thread=multi
 	mkdir -p "$dir"
 	rm -f "$dir/console.log" "$dir/ktap.log"
 	cp --sparse=always "$img/ext4.img" "$dir/ext4.img"
 	cp --sparse=always "$img/xfs.img" "$dir/xfs.img"
-	echo "qemu-system-x86_64 -accel $accel -cpu $cpu -smp 2 -m $mem -kernel $kimg -append '${append/rothp.mode=$mode/rothp.mode=$m}'" >"$dir/qemu.cmd"
+	cp --sparse=always "$img/swap.img" "$dir/swap.img"
+	echo "qemu-system-x86_64 -accel $acc -cpu $cpu -smp $cpus -m $mem -kernel $kimg -append '${append/rothp.mode=$mode/rothp.mode=$m}'" >"$dir/qemu.cmd"
 	timeout -k 10 "$tmo" qemu-system-x86_64 \
-		-accel "$accel" -cpu "$cpu" -smp 2 -m "$mem" \
+		-accel "$acc" -cpu "$cpu" -smp "$cpus" -m "$mem" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$kimg" -initrd "$img/initramfs.cpio" \
 		-append "${append/rothp.mode=$mode/rothp.mode=$m}" \
 		-drive "file=$dir/ext4.img,if=virtio,format=raw,cache=$disk_cache" \
 		-drive "file=$dir/xfs.img,if=virtio,format=raw,cache=$disk_cache" \
+		-drive "file=$dir/swap.img,if=virtio,format=raw,cache=$disk_cache" \
 		-serial "file:$dir/console.log" -serial "file:$dir/ktap.log" \
 		>"$dir/qemu.log" 2>&1
 }
@@ -87,7 +118,7 @@ auto)
 *) die "ACCEL must be tcg, kvm or auto" ;;
 esac
 
-info "booting $name ($accel, $mem, mode $mode${FILTER:+, filter $FILTER}); console: ${run#"$ROTHP_TOP"/}/console.log"
+info "booting $name ($accel, $cpus cpus, $mem, mode $mode${FILTER:+, filter $FILTER}); console: ${run#"$ROTHP_TOP"/}/console.log"
 mkdir -p "$run"
 start=$(date +%s)
 qemu "$accel" "$run" "$boot_timeout" "$mode" &

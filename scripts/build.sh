@@ -19,12 +19,15 @@ case "$flavour" in
 "" | debug) ;;
 *) die "unknown flavour '$flavour' (debug or nothing)" ;;
 esac
-name=$kernel${flavour:+-$flavour}
+case "$PREEMPT" in
+full | voluntary | none) ;;
+*) die "PREEMPT must be full, voluntary or none, not '$PREEMPT'" ;;
+esac
+name=$(kernel_name "$kernel" "$flavour")
 obj=$BUILD/obj/$name
 [ -d "$src" ] || die "$src missing: run 'make apply' first"
 
-frags=("$ROTHP_TOP"/kernel-config/{base,fs,thp,trace}.config)
-[ "$flavour" = debug ] && frags+=("$ROTHP_TOP/kernel-config/debug.config")
+mapfile -t frags < <(kernel_fragments "$flavour")
 for f in ${EXTRA_CONFIG:-}; do
 	[ -f "$f" ] || die "EXTRA_CONFIG fragment $f not found"
 	frags+=("$(realpath "$f")")
@@ -34,9 +37,7 @@ done
 make_k() {
 	make -C "$src" O="$obj" LOCALVERSION="-rothp-$kernel" "$@"
 }
-cc=gcc
-command -v ccache >/dev/null && cc="ccache gcc"
-export CCACHE_BASEDIR=$BUILD CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+cc=$(host_cc)
 
 mkdir -p "$obj"
 # Make the config afresh, but keep the old .config (and its timestamp) when the
@@ -54,28 +55,9 @@ configure() {
 }
 run_logged "configuring $name" "$LOGS/config-$name.log" configure
 
-# Every option a fragment asks for must be set as asked: olddefconfig drops
-# what it cannot satisfy with only a note in the log.
-dropped=()
-while IFS= read -r line; do
-	if [[ $line =~ ^(CONFIG_[A-Za-z0-9_]+)=(.*)$ ]]; then
-		want=$line
-		sym=${BASH_REMATCH[1]}
-	elif [[ $line =~ ^#\ (CONFIG_[A-Za-z0-9_]+)\ is\ not\ set$ ]]; then
-		want=$line
-		sym=${BASH_REMATCH[1]}
-	else
-		continue
-	fi
-	got=$(grep -E "^($sym=|# $sym is not set)" "$obj/.config" || true)
-	if [ "$got" != "$want" ] && ! { [[ $want == "# "* ]] && [ -z "$got" ]; }; then
-		dropped+=("$sym: asked '$want', got '${got:-absent}'")
-	fi
-done < <(cat "${frags[@]}")
-if [ ${#dropped[@]} -gt 0 ]; then
-	printf '  %s\n' "${dropped[@]}" >&2
-	die "$name: ${#dropped[@]} option(s) from kernel-config/ were not applied (dependencies?)"
-fi
+# Every option a fragment asks for must be set as asked.
+check_fragments "$obj/.config" "${frags[@]}" ||
+	die "$name: option(s) from kernel-config/ were not applied (dependencies?)"
 
 run_logged "building $name" "$LOGS/build-$name.log" \
 	make_k -j"$(nproc)" CC="$cc" bzImage

@@ -4,6 +4,7 @@
 #   build/image/initramfs.cpio  busybox, the guest runner (/init), the tests
 #   build/image/ext4.img        the text files under test, made by mkfs.ext4 -d
 #   build/image/xfs.img         the same files, made by mkfs.xfs -p protofile
+#   build/image/swap.img        the guest's swap device, made by mkswap
 # Neither needs root or loop mounts.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -130,6 +131,10 @@ rm -f "$img/xfs.img"
 truncate -s "$disk_size" "$img/xfs.img"
 mkfs.xfs -q -f -b size=4096 -L rothp-xfs -p "$img/xfs.proto" "$img/xfs.img" >/dev/null ||
 	die "mkfs.xfs -p failed"
+# swap: the guest's swap device (/dev/vdc), for the cases that page out.
+rm -f "$img/swap.img"
+truncate -s "${SWAP_SIZE:-1G}" "$img/swap.img"
+mkswap -q -L rothp-swap "$img/swap.img" >/dev/null || die "mkswap failed"
 # Check both images before any guest mounts them.
 e2fsck -fn "$img/ext4.img" >"$LOGS/fsck-ext4.log" 2>&1 ||
 	die "the ext4 image fails e2fsck -fn (see ${LOGS#"$ROTHP_TOP"/}/fsck-ext4.log)"

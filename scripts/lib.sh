@@ -11,6 +11,59 @@ LOGS=$BUILD/logs
 BASE_TAG=rothp-base
 SERIES_BRANCH=rothp
 
+# PREEMPT=full|voluntary|none: the preemption model of the kernels built
+# (kernel-config/preempt-*.config). full is the default and needs no suffix;
+# the others build in their own O= directory, patched-debug-preempt-none.
+PREEMPT=${PREEMPT:-full}
+
+# kernel_name KERNEL [FLAVOUR]: the build/obj/ directory of that kernel.
+kernel_name() {
+	local n=$1${2:+-$2}
+	[ "$PREEMPT" = full ] || n+=-preempt-$PREEMPT
+	echo "$n"
+}
+
+# kernel_fragments [debug]: the kernel-config/ fragments of every rothp
+# kernel, on top of tinyconfig, one path a line (the debug flavour adds
+# debug.config). build.sh and matrix.sh configure with these.
+kernel_fragments() {
+	local f
+	for f in base fs thp trace selftests "preempt-$PREEMPT"; do
+		echo "$ROTHP_TOP/kernel-config/$f.config"
+	done
+	[ "${1:-}" != debug ] || echo "$ROTHP_TOP/kernel-config/debug.config"
+}
+
+# check_fragments CONFIG FRAGMENT...: every option the fragments ask for is
+# set so in CONFIG. olddefconfig drops what it cannot satisfy with only a
+# note in its log; this prints each dropped option and returns 1.
+check_fragments() {
+	local config=$1 line want sym got n=0
+	shift
+	while IFS= read -r line; do
+		if [[ $line =~ ^(CONFIG_[A-Za-z0-9_]+)=(.*)$ ]] ||
+			[[ $line =~ ^#\ (CONFIG_[A-Za-z0-9_]+)\ is\ not\ set$ ]]; then
+			want=$line
+			sym=${BASH_REMATCH[1]}
+		else
+			continue
+		fi
+		got=$(grep -E "^($sym=|# $sym is not set)" "$config" || true)
+		if [ "$got" != "$want" ] && ! { [[ $want == "# "* ]] && [ -z "$got" ]; }; then
+			echo "  $sym: asked '$want', got '${got:-absent}'" >&2
+			n=$((n + 1))
+		fi
+	done < <(cat "$@")
+	[ "$n" -eq 0 ]
+}
+
+# host_cc: the compiler for host-architecture kernel builds, with ccache
+# when it is installed (its cache shared by every object directory).
+host_cc() {
+	if command -v ccache >/dev/null; then echo "ccache gcc"; else echo gcc; fi
+}
+export CCACHE_BASEDIR=$BUILD CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+
 die() {
 	echo "rothp: error: $*" >&2
 	exit 1

@@ -139,6 +139,9 @@ def run_cases(run):
         cases.append((f'runner {who}', 'FAIL', f'{nprog} of {planned} test programs reported'))
     if not done:
         cases.append((f'runner {who}', 'FAIL', 'runner did not finish'))
+    guest_run = any(l.startswith('# rothp-runner: kernel ') for l in ktap)
+    if guest_run and not any(l.startswith('# guest: ') for l in ktap):
+        cases.append((f'runner {who}', 'FAIL', 'no "# guest:" header (cpus, preempt)'))
     splats = find_splats(console)
     for kind, lineno, text in splats[:20]:
         cases.append((f'console: {kind}', 'FAIL', f'console.log:{lineno}: {text[:160]}'))

@@ -37,7 +37,7 @@ EXIT = re.compile(r'^# rothp-runner: bench exit (\S+) (\d+)')
 ITLB_RUN = re.compile(r'^ITLB run (4k|file|copy) (\d+) (\d+) (\d+) (\d+) ([0-9.]+) ([0-9.]+) '
                       r'([0-9a-f]+) (0x[0-9a-f]+) ([Hp]+)\s*$')
 ITLB_ACCEL = re.compile(r'^ITLB accel (\S+)')
-ACCEL = re.compile(r'-accel (\S+)')
+ACCEL = re.compile(r'-accel ([a-z]+)')
 CLOCKSOURCE = re.compile(r'clocksource: Switched to clocksource (\S+)')
 COPY = '@copy'
 

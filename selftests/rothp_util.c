@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -2101,4 +2102,39 @@ void rothp_uprobe_remove(const char *group_event)
 	tracefs_write(file, "0", 0);
 	snprintf(cmd, sizeof(cmd), "-:%s\n", group_event);
 	tracefs_write("uprobe_events", cmd, O_APPEND);
+}
+
+/* The CPUs this process may run on: sched_getaffinity(), at least 1. */
+int rothp_nr_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	return CPU_COUNT(&set) ? CPU_COUNT(&set) : 1;
+}
+
+int rothp_spread(int index)
+{
+	cpu_set_t set, one;
+	int cpu, n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	if (!CPU_COUNT(&set)) {
+		errno = EINVAL;
+		return -1;
+	}
+	index %= CPU_COUNT(&set);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		if (n++ == index)
+			break;
+	}
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		return -1;
+	return cpu;
 }

@@ -310,6 +310,15 @@ long rothp_uprobe_hits(const char *path, const char *event);
 void rothp_uprobe_remove(const char *group_event);
 
 /* Small numeric and file helpers. */
+/*
+ * Race tests: pin the calling process to online CPU number index modulo
+ * the CPUs it may run on, so workers started with 0, 1, 2... run on
+ * different CPUs, as they would on a real machine. Returns the CPU, or -1
+ * (errno set) when the affinity cannot be read or set.
+ */
+int rothp_spread(int index);
+int rothp_nr_cpus(void);
+
 void rothp_sort(double *v, int n);
 double rothp_median(double *v, int n);
 char *rothp_read_whole(const char *path, size_t *size);

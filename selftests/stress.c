@@ -1298,6 +1298,13 @@ static void start_worker(enum op op)
 	if (pid < 0)
 		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
 	if (!pid) {
+		/*
+		 * Worker n runs on CPU n modulo the CPUs: the workers of one
+		 * operation, and operations started one after the other, race
+		 * from different CPUs.
+		 */
+		if (rothp_spread(nworkers) < 0)
+			ksft_print_msg("%s: cannot pin to a CPU: %s\n", op_name[op], strerror(errno));
 		rnd_state = ((unsigned long)getpid() << 32) ^ (unsigned long)(rothp_now() * 1e6);
 		rnd_state |= 1;
 		op_work[op](op);
@@ -1440,6 +1447,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < op_workers[op]; i++)
 			start_worker(op);
 	}
+	ksft_print_msg("%d workers, spread round-robin over %d CPUs\n", nworkers, rothp_nr_cpus());
 	for (next = start + PROGRESS_SECONDS; rothp_now() < deadline; sleep_ms(200)) {
 		if (rothp_now() >= next) {
 			progress(start);

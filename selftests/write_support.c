@@ -804,15 +804,23 @@ static void test_race(void)
 	start = rothp_now();
 	deadline = start + RACE_SECONDS;
 
+	/* Each on its own CPU where there are three, else round-robin. */
 	collapser = fork_or_die();
-	if (!collapser)
+	if (!collapser) {
+		rothp_spread(0);
 		race_collapser(path, st, deadline);
+	}
 	opener = fork_or_die();
-	if (!opener)
+	if (!opener) {
+		rothp_spread(1);
 		race_opener(path, st, deadline);
+	}
 	reader = fork_or_die();
-	if (!reader)
+	if (!reader) {
+		rothp_spread(2);
 		race_reader(path, st, deadline);
+	}
+	ksft_print_msg("race: collapser, opener and reader spread over %d CPUs\n", rothp_nr_cpus());
 
 	rc_c = wait_child(collapser, RACE_SECONDS * 1000L + CHILD_TIMEOUT_MS, "race: collapser");
 	rc_r = wait_child(reader, RACE_SECONDS * 1000L + CHILD_TIMEOUT_MS, "race: reader");
