@@ -23,7 +23,7 @@ check_name = $(KERNEL)$(if $(check_flavour),-$(check_flavour))$(preempt_sfx)
 demo_name = $(KERNEL)$(if $(demo_flavour),-$(demo_flavour))$(preempt_sfx)
 
 .PHONY: help deps fetch apply build image check check-full demo bench stress hugetext \
-	docs-check series-export series-check series-status clean distclean
+	docs-check series-export series-check series-status install clean distclean
 
 help:
 	@echo 'rothp make targets:'
@@ -39,6 +39,7 @@ help:
 	@echo '  make bench           baseline and patched measured in one run:'
 	@echo '                       results/bench.json, results/bench.md'
 	@echo '  make hugetext        build the hugetext tool for this machine: build/host/hugetext'
+	@echo '  make install         install hugetext and its man page (PREFIX=/usr/local DESTDIR=)'
 	@echo '  make deps | fetch | apply | build | image    the single stages'
 	@echo '  make series-export   tree commits -> patches/ (format-patch, series file)'
 	@echo '  make series-check    checkpatch --strict and a build of every patch in order'
@@ -98,6 +99,10 @@ bench: apply
 
 hugetext:
 	@$(MAKE) -C hugetext OUTPUT=$(CURDIR)/build/host
+
+# PREFIX and DESTDIR, given on the command line, reach hugetext/Makefile.
+install:
+	@$(MAKE) -C hugetext OUTPUT=$(CURDIR)/build/host install
 
 series-export:
 	@$(S)/export-series.sh

@@ -2,13 +2,20 @@
 /*
  * hugetext: show, and make, huge pages for the program text of a process.
  *
- *   hugetext status [--json] [PID]     which 2 MiB blocks of each text mapping
- *                                      can be PMD-mapped, which are, and why not
+ *   hugetext status [--json] [PID|--self]
+ *                                      which PMD-sized blocks of each text
+ *                                      mapping can be PMD-mapped, which are,
+ *                                      and why not
  *   hugetext collapse PID|--self       MADV_COLLAPSE them through process_madvise(2)
  *   hugetext run [--strict] -- CMD     start CMD with its text collapsed before
- *                                      its first instruction
+ *                                      its first instruction; signals for it
+ *                                      reach it once
+ *   hugetext help [COMMAND]            the usage of hugetext or of one command
  *
  * Documentation/hugetext.rst is the manual, with the JSON schema.
+ * $HUGETEXT_ROOT, if set, is put before every /proc, /sys and /boot path the
+ * tool reads (the host tests run it on a made-up procfs and sysfs); a
+ * set-user-ID hugetext ignores it (secure_getenv(3)).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -17,6 +24,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -27,8 +35,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
@@ -72,18 +85,32 @@ struct ht_pm_scan_arg {
 
 #define HT_PAGEMAP_SCAN		_IOWR('f', 16, struct ht_pm_scan_arg)
 
-#define PMD_SIZE		(2UL << 20)
+/* The block size when hpage_pmd_size cannot be read: x86-64's PMD size. */
+#define DEFAULT_PMD_SIZE	(2UL << 20)
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define ALIGN_UP(x, a)		(((x) + (a) - 1) & ~((a) - 1))
 #define ALIGN_DOWN(x, a)	((x) & ~((a) - 1))
 #define THP_SYSFS		"/sys/kernel/mm/transparent_hugepage/"
 #define JSON_VERSION		1
+#define HUGETEXT_VERSION	"1.1"	/* and :Version: in hugetext.rst */
+
+/* statfs(2) f_type of the file systems status names (linux/magic.h). */
+#define EXT4_MAGIC		0xef53UL
+#define XFS_MAGIC		0x58465342UL
+#define TMPFS_MAGIC		0x01021994UL
+#define BTRFS_MAGIC		0x9123683eUL
+#define F2FS_MAGIC		0xf2f52010UL
+#define EROFS_MAGIC		0xe0f5e1e2UL
+#define SQUASHFS_MAGIC		0x73717368UL
+#define OVERLAYFS_MAGIC		0x794c7630UL
+#define NFS_MAGIC		0x6969UL
+#define FUSE_MAGIC		0x65735546UL
 
 #define EXIT_USAGE		2
 #define EXIT_PARTIAL		3
 #define EXIT_STRICT		125
 
-/* The state of one 2 MiB block of a text mapping. */
+/* The state of one PMD-sized block of a text mapping. */
 enum block_state {
 	BLK_ELIGIBLE,		/* can be PMD-mapped, is not */
 	BLK_PMD,		/* PMD-mapped */
@@ -103,7 +130,7 @@ static const char * const blk_name[NR_BLK] = {
 
 static const char * const blk_text[NR_BLK] = {
 	[BLK_PARTIAL]		= "not wholly inside the mapping",
-	[BLK_MISALIGNED]	= "address and file offset differ modulo 2 MiB",
+	[BLK_MISALIGNED]	= "address and file offset differ modulo the block size",
 	[BLK_BEYOND_EOF]	= "reaches past the end of the file",
 };
 
@@ -114,7 +141,7 @@ enum reason {
 	R_PROCESS_DISABLED,	/* prctl(PR_SET_THP_DISABLE) */
 	R_NOHUGEPAGE,		/* madvise(MADV_NOHUGEPAGE), VmFlags "nh" */
 	R_NO_MADVISE,		/* enabled=madvise without VM_HUGEPAGE */
-	R_NO_CONFIG,		/* CONFIG_READ_ONLY_THP_FOR_FS is not set */
+	R_NO_CONFIG,		/* no CONFIG_READ_ONLY_THP_FOR_FS, no large folios */
 	R_KERNEL_SAYS_NO,	/* THPeligible: 0, none of the above */
 	NR_REASONS,
 };
@@ -129,15 +156,17 @@ static const char * const reason_name[NR_REASONS] = {
 	[R_KERNEL_SAYS_NO]	= "thp_ineligible",
 };
 
+/* R_NO_CONFIG's text depends on the file system: see reason_str(). */
 static const char * const reason_text[NR_REASONS] = {
 	[R_WRITE_OPEN]		= "the file is open for writing",
-	[R_THP_NEVER]		= "THP enabled=never (khugepaged and faults; collapse ignores it)",
+	[R_THP_NEVER]		= "THP enabled=never: khugepaged collapses nothing (collapse ignores it)",
 	[R_PROCESS_DISABLED]	= "THP disabled for the process by prctl(PR_SET_THP_DISABLE)",
 	[R_NOHUGEPAGE]		= "madvise(MADV_NOHUGEPAGE) on the mapping",
 	[R_NO_MADVISE]		= "THP enabled=madvise and no MADV_HUGEPAGE (khugepaged; collapse ignores it)",
-	[R_NO_CONFIG]		= "the kernel lacks CONFIG_READ_ONLY_THP_FOR_FS",
 	[R_KERNEL_SAYS_NO]	= "the kernel reports THPeligible 0",
 };
+
+static const char no_config_text[] = "the kernel lacks CONFIG_READ_ONLY_THP_FOR_FS";
 
 /* Reasons MADV_COLLAPSE ignores: it does not look at the sysfs mode. */
 #define COLLAPSE_IGNORES	((1U << R_THP_NEVER) | (1U << R_NO_MADVISE) | \
@@ -149,6 +178,9 @@ struct mapping {
 	char perms[5];
 	char path[PATH_MAX];
 	long long file_size;		/* -1: unknown (file replaced or deleted) */
+	const char *fs;			/* file system name, NULL: unknown */
+	bool shmem;			/* on tmpfs: shmem's THP, not the option's */
+	int large_folios;		/* its page cache gets large folios: 1, 0, -1 */
 	long pmd_kb;			/* FilePmdMapped, -1 if absent */
 	int thp_eligible;		/* THPeligible, -1 if absent */
 	bool hugepage, nohugepage;	/* VmFlags hg, nh */
@@ -169,14 +201,22 @@ struct target {
 
 struct system {
 	char enabled[16];		/* "always", "madvise", "never", "" */
-	unsigned long pmd_size;		/* 0: no THP */
+	char shmem_enabled[16];		/* "deny", "force", ... or "" */
+	unsigned long pmd_size;		/* the block size: hpage_pmd_size, or 2 MiB */
+	bool pmd_known;			/* hpage_pmd_size was read */
 	int config;			/* CONFIG_READ_ONLY_THP_FOR_FS: 1, 0, -1 */
-	char config_src[64];
+	char config_src[128];
 	char release[65];
 };
 
 static const char *prog = "hugetext";
+static const char *root = "";		/* $HUGETEXT_ROOT */
 static bool quiet;
+static int main_argc;
+static char **main_argv;
+
+/* Set by run's signal handler: CMD, and the last signal that came for it. */
+static volatile sig_atomic_t run_child, run_signal;
 
 static void __attribute__((format(printf, 1, 2))) err_msg(const char *fmt, ...)
 {
@@ -186,6 +226,42 @@ static void __attribute__((format(printf, 1, 2))) err_msg(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
+}
+
+/* A usage error: what was wrong, in one line, and where to look. */
+static void __attribute__((format(printf, 2, 3))) usage_error(const char *cmd,
+							      const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	if (cmd)
+		fprintf(stderr, "%s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\ntry '%s help%s%s'\n", prog, cmd ? " " : "", cmd ? cmd : "");
+}
+
+static char *sys_path(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * A /proc, /sys or /boot path, under $HUGETEXT_ROOT. A path too long for
+ * buf comes out empty, which no open() finds.
+ */
+static char *sys_path(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n, m;
+
+	n = snprintf(buf, len, "%s", root);
+	va_start(ap, fmt);
+	m = n < (int)len ? vsnprintf(buf + n, len - n, fmt, ap) : 0;
+	va_end(ap);
+	if (n >= (int)len || m < 0 || m >= (int)len - n)
+		buf[0] = '\0';
+	return buf;
 }
 
 static double now(void)
@@ -214,75 +290,247 @@ static int read_line(const char *path, char *buf, size_t len)
 	return ret;
 }
 
-/* Look CONFIG_READ_ONLY_THP_FOR_FS up in one config: 1, 0, or -1 if none. */
-static int config_scan(FILE *fp)
+/*
+ * Look name up in one kernel config: 1 if "=y" or "=m", 0 if not set, -1 if
+ * the text is no kernel config at all.
+ */
+static int kconfig_scan(FILE *fp, const char *name)
 {
-	static const char name[] = "CONFIG_READ_ONLY_THP_FOR_FS";
+	size_t len = strlen(name);
 	char line[512];
 	bool any = false;
 
 	while (fgets(line, sizeof(line), fp)) {
 		if (!strncmp(line, "CONFIG_", 7) || !strncmp(line, "# CONFIG_", 9))
 			any = true;
-		if (!strncmp(line, name, sizeof(name) - 1) && line[sizeof(name) - 1] == '=')
-			return line[sizeof(name)] == 'y';
+		if (!strncmp(line, name, len) && line[len] == '=')
+			return line[len + 1] == 'y' || line[len + 1] == 'm';
 	}
 	return any ? 0 : -1;
 }
 
 /*
- * /boot/config-$(uname -r) first, then /proc/config.gz through gzip, which
- * spares a static binary a zlib (busybox has gzip too).
+ * /proc/config.gz through gzip -dc, which spares a static binary a zlib
+ * (busybox has gzip too); no shell, so any path will do.
  */
+static int kconfig_gz(const char *path, const char *name)
+{
+	int fd[2], status, ret = -1, null;
+	pid_t pid;
+	FILE *fp;
+
+	if (pipe2(fd, O_CLOEXEC))
+		return -1;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(fd[0]);
+		close(fd[1]);
+		return -1;
+	}
+	if (!pid) {
+		null = open("/dev/null", O_WRONLY);
+		if (dup2(fd[1], STDOUT_FILENO) < 0 || null < 0 || dup2(null, STDERR_FILENO) < 0)
+			_exit(127);
+		execlp("gzip", "gzip", "-dc", "--", path, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	fp = fdopen(fd[0], "r");
+	if (fp) {
+		ret = kconfig_scan(fp, name);
+		fclose(fp);
+	} else {
+		close(fd[0]);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return ret;
+}
+
+/* /boot/config-$(uname -r) first, then /proc/config.gz. */
 static void read_config(struct system *sys)
 {
+	static const char name[] = "CONFIG_READ_ONLY_THP_FOR_FS";
 	char path[PATH_MAX];
 	FILE *fp;
 
 	sys->config = -1;
 	snprintf(sys->config_src, sizeof(sys->config_src), "no kernel config found");
-	snprintf(path, sizeof(path), "/boot/config-%s", sys->release);
-	fp = fopen(path, "r");
+	fp = fopen(sys_path(path, sizeof(path), "/boot/config-%s", sys->release), "r");
 	if (fp) {
-		sys->config = config_scan(fp);
+		sys->config = kconfig_scan(fp, name);
 		fclose(fp);
 		if (sys->config >= 0) {
-			snprintf(sys->config_src, sizeof(sys->config_src), "/boot/config");
+			snprintf(sys->config_src, sizeof(sys->config_src), "/boot/config-%s",
+				 sys->release);
 			return;
 		}
 	}
-	if (access("/proc/config.gz", R_OK))
+	if (access(sys_path(path, sizeof(path), "/proc/config.gz"), R_OK))
 		return;
-	fflush(NULL);
-	fp = popen("gzip -dc /proc/config.gz 2>/dev/null", "r");
-	if (!fp)
-		return;
-	sys->config = config_scan(fp);
-	pclose(fp);
+	sys->config = kconfig_gz(path, name);
 	if (sys->config >= 0)
 		snprintf(sys->config_src, sizeof(sys->config_src), "/proc/config.gz");
+}
+
+/* The bracketed word of a THP sysfs choice, "always [madvise] never". */
+static void read_choice(const char *name, char *word, size_t len)
+{
+	char buf[128], path[PATH_MAX], *l, *r;
+
+	word[0] = '\0';
+	if (read_line(sys_path(path, sizeof(path), THP_SYSFS "%s", name), buf, sizeof(buf)))
+		return;
+	l = strchr(buf, '[');
+	r = l ? strchr(l, ']') : NULL;
+	if (r) {
+		*r = '\0';
+		snprintf(word, len, "%s", l + 1);
+	}
 }
 
 static void read_system(struct system *sys)
 {
 	struct utsname u;
-	char buf[128], *l, *r;
+	char buf[64], path[PATH_MAX], *end;
+	unsigned long v;
 
 	memset(sys, 0, sizeof(*sys));
-	uname(&u);
-	snprintf(sys->release, sizeof(sys->release), "%s", u.release);
-	if (!read_line(THP_SYSFS "hpage_pmd_size", buf, sizeof(buf)))
-		sys->pmd_size = strtoul(buf, NULL, 10);
-	/* "always [madvise] never": the bracketed word */
-	if (!read_line(THP_SYSFS "enabled", buf, sizeof(buf))) {
-		l = strchr(buf, '[');
-		r = l ? strchr(l, ']') : NULL;
-		if (r) {
-			*r = '\0';
-			snprintf(sys->enabled, sizeof(sys->enabled), "%s", l + 1);
+	/* uname(2) says the same, but only procfs can be made up for tests */
+	if (read_line(sys_path(path, sizeof(path), "/proc/sys/kernel/osrelease"), sys->release,
+		      sizeof(sys->release))) {
+		uname(&u);
+		snprintf(sys->release, sizeof(sys->release), "%s", u.release);
+	}
+	/* A power of two of a page or more, or the blocks make no sense. */
+	sys->pmd_size = DEFAULT_PMD_SIZE;
+	if (!read_line(sys_path(path, sizeof(path), THP_SYSFS "hpage_pmd_size"), buf,
+		       sizeof(buf))) {
+		errno = 0;
+		v = strtoul(buf, &end, 10);
+		if (!errno && end != buf && !*end && !(v & (v - 1)) &&
+		    v >= (unsigned long)sysconf(_SC_PAGESIZE)) {
+			sys->pmd_size = v;
+			sys->pmd_known = true;
 		}
 	}
+	read_choice("enabled", sys->enabled, sizeof(sys->enabled));
+	read_choice("shmem_enabled", sys->shmem_enabled, sizeof(sys->shmem_enabled));
 	read_config(sys);
+}
+
+/* A size in bytes, in words: "2 MiB". */
+static const char *size_str(unsigned long v, char *buf, size_t len)
+{
+	if (v >= 1UL << 30 && !(v & ((1UL << 30) - 1)))
+		snprintf(buf, len, "%lu GiB", v >> 30);
+	else if (v >= 1UL << 20 && !(v & ((1UL << 20) - 1)))
+		snprintf(buf, len, "%lu MiB", v >> 20);
+	else
+		snprintf(buf, len, "%lu KiB", v >> 10);
+	return buf;
+}
+
+/* The kernel's release is older than major.minor. */
+static bool kernel_older(const struct system *sys, int major, int minor)
+{
+	int ma = 0, mi = 0;
+
+	if (sscanf(sys->release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma < major || (ma == major && mi < minor);
+}
+
+/*
+ * Whether the tmpfs of m gives its files huge folios at fault: by the huge=
+ * option of its superblock, in the mountinfo line of m's device, unless
+ * shmem_enabled is "deny" or "force", which override every mount. The
+ * file was found at the same path by hugetext, so its own mountinfo
+ * has it. 1 for huge=always, within_size and advise, 0 for huge=never or
+ * no huge= (the default), -1 if the mount is not found.
+ */
+static int tmpfs_huge(const struct mapping *m, const struct system *sys)
+{
+	char path[PATH_MAX], *line = NULL, *sep, *type, *source, *opts, *o, *save;
+	unsigned int major, minor;
+	size_t cap = 0;
+	int ret = -1;
+	FILE *fp;
+
+	if (!strcmp(sys->shmem_enabled, "deny"))
+		return 0;
+	if (!strcmp(sys->shmem_enabled, "force"))
+		return 1;
+	fp = fopen(sys_path(path, sizeof(path), "/proc/self/mountinfo"), "r");
+	if (!fp)
+		return -1;
+	/* ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS [TAG...] - TYPE SOURCE SUPEROPTIONS */
+	while (ret < 0 && getline(&line, &cap, fp) > 0) {
+		if (sscanf(line, "%*u %*u %u:%u", &major, &minor) != 2 ||
+		    major != m->major || minor != m->minor)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		sep = strstr(line, " - ");
+		if (!sep)
+			continue;
+		type = strtok_r(sep + 3, " ", &save);
+		source = type ? strtok_r(NULL, " ", &save) : NULL;
+		opts = source ? strtok_r(NULL, " ", &save) : NULL;
+		if (!opts || strcmp(type, "tmpfs"))
+			continue;
+		ret = 0;
+		for (o = strtok_r(opts, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+			if (!strncmp(o, "huge=", 5))
+				ret = !strcmp(o + 5, "always") || !strcmp(o + 5, "within_size") ||
+				      !strcmp(o + 5, "advise");
+		}
+	}
+	free(line);
+	fclose(fp);
+	return ret;
+}
+
+/*
+ * The file system of a mapped file, and whether its page cache gets large
+ * folios of its own, which a fault maps with a PMD once one is PMD-sized,
+ * with or without CONFIG_READ_ONLY_THP_FOR_FS: XFS since 5.18, ext4 since
+ * 6.16 (ext2 and ext3 share its magic, and get them from the ext4 driver
+ * only), tmpfs through shmem's own THP if its mount says so. Other file
+ * systems: unknown.
+ */
+static void file_system(struct mapping *m, const struct system *sys)
+{
+	static const struct {
+		unsigned long magic;
+		const char *name;
+	} names[] = {
+		{ EXT4_MAGIC, "ext4" }, { XFS_MAGIC, "xfs" }, { TMPFS_MAGIC, "tmpfs" },
+		{ BTRFS_MAGIC, "btrfs" }, { F2FS_MAGIC, "f2fs" }, { EROFS_MAGIC, "erofs" },
+		{ SQUASHFS_MAGIC, "squashfs" }, { OVERLAYFS_MAGIC, "overlayfs" },
+		{ NFS_MAGIC, "nfs" }, { FUSE_MAGIC, "fuse" },
+	};
+	struct statfs fs;
+	unsigned long magic;
+	size_t i;
+
+	m->fs = NULL;
+	m->large_folios = -1;
+	if (statfs(m->path, &fs))
+		return;
+	magic = (unsigned long)fs.f_type & 0xffffffffUL;
+	m->fs = "other";
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		if (names[i].magic == magic)
+			m->fs = names[i].name;
+	}
+	if (magic == XFS_MAGIC)
+		m->large_folios = !kernel_older(sys, 5, 18);
+	else if (magic == EXT4_MAGIC)
+		m->large_folios = !kernel_older(sys, 6, 16);
+	else if (magic == TMPFS_MAGIC)
+		m->large_folios = tmpfs_huge(m, sys);
+	m->shmem = magic == TMPFS_MAGIC;
 }
 
 static bool is_text(const struct mapping *m)
@@ -305,6 +553,7 @@ static int parse_vma(const char *line, struct mapping *m)
 	m->thp_eligible = -1;
 	m->writers = -1;
 	m->file_size = -1;
+	m->large_folios = -1;
 	return 0;
 }
 
@@ -322,15 +571,14 @@ static int add_mapping(struct target *t, const struct mapping *m)
 /* The text mappings of pid with their smaps fields. */
 static int read_smaps(struct target *t)
 {
-	char path[64], *line = NULL;
+	char path[PATH_MAX], *line = NULL;
 	struct mapping cur;
 	bool in_text = false;
 	size_t cap = 0;
 	FILE *fp;
 	long v;
 
-	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)t->pid);
-	fp = fopen(path, "r");
+	fp = fopen(sys_path(path, sizeof(path), "/proc/%d/smaps", (int)t->pid), "r");
 	if (!fp)
 		return -1;
 	while (getline(&line, &cap, fp) > 0) {
@@ -368,12 +616,11 @@ fail:
 /* "THP_enabled: 0" in /proc/PID/status: the prctl(PR_SET_THP_DISABLE) state. */
 static int read_thp_disabled(pid_t pid)
 {
-	char path[64], line[256];
+	char path[PATH_MAX], line[256];
 	int ret = -1, v;
 	FILE *fp;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	fp = fopen(path, "r");
+	fp = fopen(sys_path(path, sizeof(path), "/proc/%d/status", (int)pid), "r");
 	if (!fp)
 		return -1;
 	while (fgets(line, sizeof(line), fp)) {
@@ -392,11 +639,11 @@ static int read_thp_disabled(pid_t pid)
  * fs/proc/task_mmu.c); a THP mapped by PTEs does not. It needs the same
  * access as smaps, no privilege. -1 where the kernel lacks it (before 6.7).
  */
-static int scan_pmd(int fd, struct mapping *m)
+static int scan_pmd(int fd, struct mapping *m, unsigned long pmd)
 {
 	struct ht_page_region vec[32];
 	struct ht_pm_scan_arg arg;
-	unsigned long addr = m->start, first = ALIGN_DOWN(m->start, PMD_SIZE), a;
+	unsigned long addr = m->start, first = ALIGN_DOWN(m->start, pmd), a;
 	long i, n, b;
 
 	while (addr < m->end) {
@@ -412,9 +659,8 @@ static int scan_pmd(int fd, struct mapping *m)
 		if (n < 0)
 			return -1;
 		for (i = 0; i < n; i++) {
-			for (a = ALIGN_UP(vec[i].start, PMD_SIZE); a + PMD_SIZE <= vec[i].end;
-			     a += PMD_SIZE) {
-				b = (a - first) / PMD_SIZE;
+			for (a = ALIGN_UP(vec[i].start, pmd); a + pmd <= vec[i].end; a += pmd) {
+				b = (a - first) / pmd;
 				if (b < m->nr_blocks && m->blocks[b] == BLK_ELIGIBLE)
 					m->blocks[b] = BLK_PMD;
 			}
@@ -426,26 +672,28 @@ static int scan_pmd(int fd, struct mapping *m)
 	return 0;
 }
 
-/* Split each mapping into 2 MiB blocks and classify them. */
-static int classify_blocks(struct target *t)
+/* Split each mapping into PMD-sized blocks and classify them. */
+static int classify_blocks(struct target *t, const struct system *sys)
 {
-	char path[64];
+	unsigned long pmd = sys->pmd_size;
+	char path[PATH_MAX];
 	struct stat st;
 	int fd, i;
 
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)t->pid);
-	fd = open(path, O_RDONLY);
+	fd = open(sys_path(path, sizeof(path), "/proc/%d/pagemap", (int)t->pid), O_RDONLY);
 	t->pmd_detail = fd >= 0;
 	for (i = 0; i < t->nr_maps; i++) {
 		struct mapping *m = &t->maps[i];
-		unsigned long first = ALIGN_DOWN(m->start, PMD_SIZE), a, off;
-		bool congruent = !((m->start - m->offset) & (PMD_SIZE - 1));
+		unsigned long first = ALIGN_DOWN(m->start, pmd), a, off;
+		bool congruent = !((m->start - m->offset) & (pmd - 1));
 		long b;
 
 		if (m->path[0] == '/' && !stat(m->path, &st) && st.st_ino == m->inode &&
-		    st.st_dev == makedev(m->major, m->minor))
+		    st.st_dev == makedev(m->major, m->minor)) {
 			m->file_size = st.st_size;
-		m->nr_blocks = (ALIGN_UP(m->end, PMD_SIZE) - first) / PMD_SIZE;
+			file_system(m, sys);
+		}
+		m->nr_blocks = (ALIGN_UP(m->end, pmd) - first) / pmd;
 		m->blocks = calloc(m->nr_blocks, 1);
 		if (!m->blocks) {
 			if (fd >= 0)
@@ -453,18 +701,18 @@ static int classify_blocks(struct target *t)
 			return -1;
 		}
 		for (b = 0; b < m->nr_blocks; b++) {
-			a = first + b * PMD_SIZE;
+			a = first + b * pmd;
 			off = m->offset + (a - m->start);
-			if (a < m->start || a + PMD_SIZE > m->end)
+			if (a < m->start || a + pmd > m->end)
 				m->blocks[b] = BLK_PARTIAL;
 			else if (!congruent)
 				m->blocks[b] = BLK_MISALIGNED;
-			else if (m->file_size >= 0 && off + PMD_SIZE > (unsigned long)m->file_size)
+			else if (m->file_size >= 0 && off + pmd > (unsigned long)m->file_size)
 				m->blocks[b] = BLK_BEYOND_EOF;
 			else
 				m->blocks[b] = BLK_ELIGIBLE;
 		}
-		if (t->pmd_detail && scan_pmd(fd, m))
+		if (t->pmd_detail && scan_pmd(fd, m, pmd))
 			t->pmd_detail = false;
 	}
 	if (fd >= 0)
@@ -483,7 +731,9 @@ static int classify_blocks(struct target *t)
 		}
 		/* No per-block detail: the count FilePmdMapped gives. */
 		if (!t->pmd_detail && m->pmd_kb > 0)
-			m->pmd = m->pmd_kb * 1024 / (long)PMD_SIZE;
+			m->pmd = m->pmd_kb * 1024 / (long)pmd;
+		if (m->pmd > m->eligible)
+			m->pmd = m->eligible;
 	}
 	return 0;
 }
@@ -506,7 +756,7 @@ static void find_writers(struct target *t)
 
 	for (i = 0; i < t->nr_maps; i++)
 		t->maps[i].writers = 0;
-	proc = opendir("/proc");
+	proc = opendir(sys_path(path, sizeof(path), "/proc"));
 	if (!proc) {
 		blind = true;
 		goto out;
@@ -514,7 +764,7 @@ static void find_writers(struct target *t)
 	while ((p = readdir(proc))) {
 		if (!isdigit((unsigned char)p->d_name[0]))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/fd", p->d_name);
+		sys_path(path, sizeof(path), "/proc/%s/fd", p->d_name);
 		fds = opendir(path);
 		if (!fds) {
 			if (errno != ENOENT)
@@ -524,7 +774,7 @@ static void find_writers(struct target *t)
 		while ((f = readdir(fds))) {
 			if (f->d_name[0] == '.')
 				continue;
-			snprintf(path, sizeof(path), "/proc/%s/fd/%s", p->d_name, f->d_name);
+			sys_path(path, sizeof(path), "/proc/%s/fd/%s", p->d_name, f->d_name);
 			if (stat(path, &st) || !S_ISREG(st.st_mode))
 				continue;
 			for (i = 0; i < t->nr_maps; i++) {
@@ -533,7 +783,7 @@ static void find_writers(struct target *t)
 				if (st.st_ino != m->inode ||
 				    st.st_dev != makedev(m->major, m->minor))
 					continue;
-				snprintf(path, sizeof(path), "/proc/%s/fdinfo/%s", p->d_name,
+				sys_path(path, sizeof(path), "/proc/%s/fdinfo/%s", p->d_name,
 					 f->d_name);
 				fp = fopen(path, "r");
 				if (!fp)
@@ -556,6 +806,18 @@ out:
 	}
 }
 
+/*
+ * Without CONFIG_READ_ONLY_THP_FOR_FS neither khugepaged nor MADV_COLLAPSE
+ * makes huge pages of a regular file, but a fault still maps a PMD-sized
+ * folio of a file system with large folios with a PMD: a PMD-mapped block
+ * is huge whatever the config says, and its file system has large folios.
+ * R_NO_CONFIG is for the files that have no other way.
+ */
+static bool no_collapse(const struct mapping *m, const struct system *sys)
+{
+	return sys->config == 0 && !m->shmem;
+}
+
 static void find_reasons(struct target *t, const struct system *sys)
 {
 	int i;
@@ -564,6 +826,8 @@ static void find_reasons(struct target *t, const struct system *sys)
 		struct mapping *m = &t->maps[i];
 		unsigned int r = 0;
 
+		if (no_collapse(m, sys) && (m->pmd > 0 || m->pmd_kb > 0))
+			m->large_folios = 1;
 		if (m->writers == 1)
 			r |= 1U << R_WRITE_OPEN;
 		if (!strcmp(sys->enabled, "never"))
@@ -574,9 +838,10 @@ static void find_reasons(struct target *t, const struct system *sys)
 			r |= 1U << R_NOHUGEPAGE;
 		if (!strcmp(sys->enabled, "madvise") && !m->hugepage)
 			r |= 1U << R_NO_MADVISE;
-		if (sys->config == 0)
+		if (no_collapse(m, sys) && m->large_folios != 1)
 			r |= 1U << R_NO_CONFIG;
-		if (!r && m->thp_eligible == 0)
+		/* THPeligible follows the option for regular files */
+		if (!r && m->thp_eligible == 0 && !no_collapse(m, sys))
 			r |= 1U << R_KERNEL_SAYS_NO;
 		m->reasons = r;
 	}
@@ -608,12 +873,12 @@ static void proc_error(pid_t pid, const char *what, int err)
 /* Everything status reports; writers is the costly /proc scan. */
 static int load_target(struct target *t, pid_t pid, const struct system *sys, bool writers)
 {
-	char path[64];
+	char path[PATH_MAX];
 
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if (read_line(path, t->comm, sizeof(t->comm))) {
+	if (read_line(sys_path(path, sizeof(path), "/proc/%d/comm", (int)pid), t->comm,
+		      sizeof(t->comm))) {
 		proc_error(pid, "comm", errno);
 		return -1;
 	}
@@ -623,7 +888,7 @@ static int load_target(struct target *t, pid_t pid, const struct system *sys, bo
 		return -1;
 	}
 	t->thp_disabled = read_thp_disabled(pid);
-	if (classify_blocks(t)) {
+	if (classify_blocks(t, sys)) {
 		err_msg("out of memory\n");
 		free_target(t);
 		return -1;
@@ -681,6 +946,24 @@ static void json_tristate(FILE *fp, int v)
 	fputs(v > 0 ? "true" : v == 0 ? "false" : "null", fp);
 }
 
+/* A reason of m, in words. */
+static const char *reason_str(const struct mapping *m, unsigned int r)
+{
+	static char buf[320];
+
+	if (r != R_NO_CONFIG)
+		return reason_text[r];
+	if (m->large_folios == 0)
+		snprintf(buf, sizeof(buf),
+			 "%s, and %s has no large folios in this kernel: nothing makes the file's page cache huge",
+			 no_config_text, m->fs);
+	else
+		snprintf(buf, sizeof(buf),
+			 "%s: neither khugepaged nor MADV_COLLAPSE collapses the file; only a file system with large folios (xfs; ext4 from 6.16) gets huge pages at fault",
+			 no_config_text);
+	return buf;
+}
+
 /*
  * One object per line: the mappings and their runs of ineligible blocks
  * ("start", "blocks", "reason"), so that line tools can pick them out too.
@@ -696,7 +979,7 @@ static void print_json(const struct target *t, const struct system *sys)
 	json_str(fp, t->comm);
 	fputs(",\n \"system\": {\"kernel\": ", fp);
 	json_str(fp, sys->release);
-	fprintf(fp, ", \"pmd_size\": %lu, \"thp_enabled\": ", sys->pmd_size);
+	fprintf(fp, ", \"pmd_size\": %lu, \"thp_enabled\": ", sys->pmd_known ? sys->pmd_size : 0);
 	if (sys->enabled[0])
 		json_str(fp, sys->enabled);
 	else
@@ -711,7 +994,7 @@ static void print_json(const struct target *t, const struct system *sys)
 		"pagemap_scan" : "smaps");
 	for (i = 0; i < t->nr_maps; i++) {
 		const struct mapping *m = &t->maps[i];
-		unsigned long first = ALIGN_DOWN(m->start, PMD_SIZE);
+		unsigned long first = ALIGN_DOWN(m->start, sys->pmd_size);
 		const char *sep = "";
 
 		fprintf(fp, "%s\n  {\"path\": ", i ? "," : "");
@@ -725,6 +1008,13 @@ static void print_json(const struct target *t, const struct system *sys)
 			fprintf(fp, "%lld", m->file_size);
 		else
 			fputs("null", fp);
+		fputs(", \"fs\": ", fp);
+		if (m->fs)
+			json_str(fp, m->fs);
+		else
+			fputs("null", fp);
+		fputs(", \"large_folios\": ", fp);
+		json_tristate(fp, m->large_folios);
 		fprintf(fp, ", \"blocks\": %ld, \"eligible_blocks\": %ld, ", m->nr_blocks,
 			m->eligible);
 		fprintf(fp, "\"pmd_mapped_blocks\": %ld, ", m->pmd);
@@ -753,7 +1043,7 @@ static void print_json(const struct target *t, const struct system *sys)
 			if (m->blocks[b] == BLK_ELIGIBLE || m->blocks[b] == BLK_PMD)
 				continue;
 			fprintf(fp, "%s{\"start\": %lu, \"blocks\": %ld, \"reason\": \"%s\"}", sep,
-				first + b * PMD_SIZE, e - b, blk_name[m->blocks[b]]);
+				first + b * sys->pmd_size, e - b, blk_name[m->blocks[b]]);
 			sep = ", ";
 		}
 		fputs("]}", fp);
@@ -770,37 +1060,48 @@ static void print_json(const struct target *t, const struct system *sys)
 static void print_text(const struct target *t, const struct system *sys)
 {
 	long tot_blocks = 0, tot_eligible = 0, tot_pmd = 0, b, e;
+	char size[32];
 	unsigned int r;
 	int i;
 
 	printf("PID %d (%s): kernel %s, THP enabled=%s, CONFIG_READ_ONLY_THP_FOR_FS %s (%s)\n",
 	       (int)t->pid, t->comm, sys->release, sys->enabled[0] ? sys->enabled : "unavailable",
 	       tristate(sys->config), sys->config_src);
+	size_str(sys->pmd_size, size, sizeof(size));
+	if (!sys->pmd_known)
+		printf("PMD size unknown (no %shpage_pmd_size): %s blocks assumed\n", THP_SYSFS,
+		       size);
 	if (t->thp_disabled == 1)
 		printf("THP disabled for this process by prctl(PR_SET_THP_DISABLE)\n");
 	for (i = 0; i < t->nr_maps; i++) {
 		const struct mapping *m = &t->maps[i];
-		unsigned long first = ALIGN_DOWN(m->start, PMD_SIZE);
+		unsigned long pmd = sys->pmd_size, first = ALIGN_DOWN(m->start, pmd);
 
 		printf("%s\n", m->path);
 		printf("    %#lx-%#lx %.1f MiB at file offset %#lx\n", m->start, m->end,
 		       (m->end - m->start) / 1048576.0, m->offset);
-		printf("    2 MiB blocks %ld, eligible %ld, PMD-mapped %ld (FilePmdMapped %ld kB)\n",
-		       m->nr_blocks, m->eligible, m->pmd, m->pmd_kb > 0 ? m->pmd_kb : 0);
+		printf("    file system %s, large folios %s\n", m->fs ? m->fs : "unknown",
+		       tristate(m->large_folios));
+		printf("    %s blocks %ld, eligible %ld, PMD-mapped %ld (FilePmdMapped %ld kB)\n",
+		       size, m->nr_blocks, m->eligible, m->pmd, m->pmd_kb > 0 ? m->pmd_kb : 0);
 		for (b = 0; b < m->nr_blocks; b = e) {
 			for (e = b + 1; e < m->nr_blocks && m->blocks[e] == m->blocks[b]; e++)
 				;
 			if (m->blocks[b] == BLK_ELIGIBLE || m->blocks[b] == BLK_PMD)
 				continue;
 			printf("    ineligible: %ld block%s at %#lx: %s: %s\n", e - b,
-			       e - b > 1 ? "s" : "", first + b * PMD_SIZE, blk_name[m->blocks[b]],
+			       e - b > 1 ? "s" : "", first + b * pmd, blk_name[m->blocks[b]],
 			       blk_text[m->blocks[b]]);
 		}
-		for (r = 0; r < NR_REASONS; r++) {
+		/* What keeps the eligible blocks that are not PMD-mapped small. */
+		for (r = 0; r < NR_REASONS && m->pmd < m->eligible; r++) {
 			if (m->reasons & (1U << r))
-				printf("    blocked: %s: %s\n", reason_name[r], reason_text[r]);
+				printf("    blocked: %s: %s\n", reason_name[r], reason_str(m, r));
 		}
-		if (m->writers < 0)
+		if (m->pmd < m->eligible && no_collapse(m, sys) && m->large_folios == 1)
+			printf("    at fault only: %s, so nothing collapses the file, but %s gives it large folios: a fault maps a PMD-sized one with a PMD (MADV_HUGEPAGE readahead makes them)\n",
+			       no_config_text, m->fs ? m->fs : "its file system");
+		if (m->pmd < m->eligible && m->writers < 0)
 			printf("    open for writing: unknown (some processes' fds are unreadable)\n");
 		tot_blocks += m->nr_blocks;
 		tot_eligible += m->eligible;
@@ -811,29 +1112,82 @@ static void print_text(const struct target *t, const struct system *sys)
 	       t->pmd_detail ? "per block from PAGEMAP_SCAN" : "count from FilePmdMapped");
 }
 
-static int parse_pid(const char *s, pid_t *pid)
-{
-	char *end;
-	long v;
+/* What a PID is, for the messages that refuse one. */
+#define PID_RULE		"a PID is 1 to 2147483647, in decimal digits only"
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0 || v > INT_MAX) {
-		err_msg("'%s' is not a PID\n", s);
+/*
+ * A PID as the kernel prints it: decimal digits, 1 to INT_MAX, nothing
+ * else. strtol() would take "+12", " 12" and "-1" as well.
+ */
+static int parse_pid(const char *cmd, const char *s, pid_t *pid)
+{
+	unsigned long v = 0;
+	const char *p;
+
+	for (p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			break;
+		v = v * 10 + (*p - '0');
+		if (v > INT_MAX)
+			break;
+	}
+	if (p == s || *p || !v) {
+		usage_error(cmd, "'%s' is not a PID (" PID_RULE ")", s);
 		return -1;
 	}
 	*pid = v;
 	return 0;
 }
 
+/*
+ * getopt_long(), and in *arg the index of the argument its answer came
+ * from: optind moves past a cluster such as -jx, or -12, only once it has
+ * taken all of it.
+ */
+static int next_option(int argc, char **argv, const char *shorts,
+		       const struct option *longs, int *arg)
+{
+	int before = optind, c;
+
+	c = getopt_long(argc, argv, shorts, longs, NULL);
+	*arg = optind > before ? optind - 1 : optind;
+	return c;
+}
+
+/* next_option() returned '?' (opterr is 0) for arg: say what was wrong. */
+static int bad_option(const char *cmd, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (!optopt)
+		usage_error(cmd, "unknown option '%s'", arg);
+	else if (!strncmp(arg, "--", 2) && eq)
+		usage_error(cmd, "option '%.*s' takes no value", (int)(eq - arg), arg);
+	else if (isdigit(optopt) && arg[0] == '-' && isdigit((unsigned char)arg[1]))
+		usage_error(cmd, "'%s' is not a PID (" PID_RULE ")", arg);
+	else
+		usage_error(cmd, "unknown option '-%c'", optopt);
+	return EXIT_USAGE;
+}
+
+/* 0 if everything printed reached stdout, else 1 with a message. */
+static int stdout_status(void)
+{
+	if (!fflush(stdout) && !ferror(stdout))
+		return 0;
+	err_msg("cannot write the output: %s\n", strerror(errno));
+	return 1;
+}
+
 static void status_usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: %s status [--json] [PID]\n"
+		"usage: %s status [--json] [PID|--self]\n"
 		"Show the text mappings (executable file mappings) of PID, by default\n"
-		"of hugetext itself: their 2 MiB blocks, which can be PMD-mapped, which\n"
-		"are, and why the others cannot.\n"
+		"of hugetext itself: their PMD-sized blocks (2 MiB on x86-64), which\n"
+		"can be PMD-mapped, which are, and why the others are not.\n"
 		"  -j, --json   machine-readable output (schema in the manual)\n"
+		"  -s, --self   hugetext's own text (the default)\n"
 		"  -h, --help   this help\n", prog);
 }
 
@@ -841,36 +1195,41 @@ static int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
 		{ "self", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct system sys;
 	struct target t;
-	bool json = false;
+	bool json = false, self = false;
 	pid_t pid = getpid();
-	int c;
+	int c, arg;
 
-	while ((c = getopt_long(argc, argv, "+jh", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = next_option(argc, argv, "+jsh", opts, &arg)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
 			break;
 		case 's':
+			self = true;
 			break;
 		case 'h':
 			status_usage(stdout);
-			return 0;
+			return stdout_status();
 		default:
-			status_usage(stderr);
-			return EXIT_USAGE;
+			return bad_option("status", argv[arg]);
 		}
 	}
 	if (argc - optind > 1) {
-		status_usage(stderr);
+		usage_error("status", "unexpected argument '%s' after the PID", argv[optind + 1]);
 		return EXIT_USAGE;
 	}
-	if (argc - optind == 1 && parse_pid(argv[optind], &pid))
+	if (self && argc - optind == 1) {
+		usage_error("status", "a PID and --self: give one of them");
+		return EXIT_USAGE;
+	}
+	if (argc - optind == 1 && parse_pid("status", argv[optind], &pid))
 		return EXIT_USAGE;
 	read_system(&sys);
 	if (load_target(&t, pid, &sys, true))
@@ -880,17 +1239,7 @@ static int cmd_status(int argc, char **argv)
 	else
 		print_text(&t, &sys);
 	free_target(&t);
-	return fflush(stdout) ? 1 : 0;
-}
-
-/* The kernel's release is older than major.minor. */
-static bool kernel_older(const struct system *sys, int major, int minor)
-{
-	int ma = 0, mi = 0;
-
-	if (sscanf(sys->release, "%d.%d", &ma, &mi) != 2)
-		return false;
-	return ma < major || (ma == major && mi < minor);
+	return stdout_status();
 }
 
 /* An error that ends the whole collapse, explained; false if not one. */
@@ -928,7 +1277,7 @@ static const char *errno_hint(int err)
 	case EAGAIN:
 		return "transient (a page was busy): retry";
 	case ENOMEM:
-		return "no free 2 MiB page";
+		return "no free huge page";
 	case EBUSY:
 		return "memory cgroup charge failed";
 	case EINVAL:
@@ -937,15 +1286,39 @@ static const char *errno_hint(int err)
 	return "";
 }
 
+/*
+ * After an EINVAL: the reasons found that MADV_COLLAPSE does not ignore,
+ * on stderr. False if there is none.
+ */
+static bool explain_einval(const struct mapping *m, const struct system *sys)
+{
+	unsigned int r, why = m->reasons & ~COLLAPSE_IGNORES & ~(1U << R_NO_CONFIG);
+	bool any = false;
+
+	for (r = 0; r < NR_REASONS; r++) {
+		if (why & (1U << r)) {
+			err_msg("%s:   likely because %s\n", m->path, reason_text[r]);
+			any = true;
+		}
+	}
+	if (no_collapse(m, sys)) {
+		err_msg("%s:   likely because %s\n", m->path, no_config_text);
+		any = true;
+	}
+	return any;
+}
+
 struct collapse_result {
 	long tried, collapsed, already, failed;
 	bool fatal;
+	bool interrupted;		/* run: a signal came for CMD */
 };
 
 /*
  * MADV_COLLAPSE of every eligible block not yet PMD-mapped, one
- * process_madvise() call per block, EAGAIN retried a few times. Reports
- * per mapping to out (stderr for run, stdout for collapse).
+ * process_madvise() call per block, EAGAIN retried a few times. Errors go
+ * to stderr; the report, unless quiet, to out (stderr for run, stdout for
+ * collapse).
  */
 static int collapse_target(pid_t pid, FILE *out, struct collapse_result *res)
 {
@@ -953,11 +1326,15 @@ static int collapse_target(pid_t pid, FILE *out, struct collapse_result *res)
 	struct iovec probe = { NULL, 0 };
 	struct system sys;
 	struct target t, after;
+	char size[32];
 	double t0;
 	int pidfd, i, j, tries, err;
 
 	*res = z;
 	read_system(&sys);
+	if (!sys.pmd_known)
+		err_msg("warning: cannot read %shpage_pmd_size: %s blocks assumed\n", THP_SYSFS,
+			size_str(sys.pmd_size, size, sizeof(size)));
 	if (load_target(&t, pid, &sys, true)) {
 		res->fatal = true;
 		return -1;
@@ -987,22 +1364,25 @@ static int collapse_target(pid_t pid, FILE *out, struct collapse_result *res)
 				": this kernel does not take MADV_COLLAPSE from process_madvise(2)" : "");
 		res->fatal = true;
 	}
-	for (i = 0; i < t.nr_maps && !res->fatal; i++) {
+	for (i = 0; i < t.nr_maps && !res->fatal && !res->interrupted; i++) {
 		struct mapping *m = &t.maps[i];
-		unsigned long first = ALIGN_DOWN(m->start, PMD_SIZE);
+		unsigned long first = ALIGN_DOWN(m->start, sys.pmd_size);
 		long tried = 0, done = 0, failed = 0, b;
-		unsigned int r;
 
 		if (!m->eligible)
 			continue;
 		t0 = now();
 		for (b = 0; b < m->nr_blocks && !res->fatal; b++) {
 			struct iovec iov = {
-				.iov_base = (void *)(first + b * PMD_SIZE),
-				.iov_len = PMD_SIZE,
+				.iov_base = (void *)(first + b * sys.pmd_size),
+				.iov_len = sys.pmd_size,
 			};
 			long rc = -1;
 
+			if (run_signal) {
+				res->interrupted = true;
+				break;
+			}
 			if (m->blocks[b] == BLK_PMD)
 				res->already++;
 			if (m->blocks[b] != BLK_ELIGIBLE)
@@ -1024,14 +1404,9 @@ static int collapse_target(pid_t pid, FILE *out, struct collapse_result *res)
 				break;
 			}
 			failed++;
-			fprintf(out, "%s: block %#lx: %s%s%s\n", m->path, (unsigned long)iov.iov_base,
+			err_msg("%s: block %#lx: %s%s%s\n", m->path, (unsigned long)iov.iov_base,
 				strerror(err), *errno_hint(err) ? ": " : "", errno_hint(err));
-			if (err == EINVAL && (m->reasons & ~COLLAPSE_IGNORES)) {
-				for (r = 0; r < NR_REASONS; r++) {
-					if (m->reasons & ~COLLAPSE_IGNORES & (1U << r))
-						fprintf(out, "%s:   likely because %s\n", m->path,
-							reason_text[r]);
-				}
+			if (err == EINVAL && explain_einval(m, &sys)) {
 				/* the rest of the mapping would fail the same way */
 				for (j = b + 1; j < m->nr_blocks; j++) {
 					failed += m->blocks[j] == BLK_ELIGIBLE;
@@ -1043,12 +1418,16 @@ static int collapse_target(pid_t pid, FILE *out, struct collapse_result *res)
 		res->tried += tried;
 		res->collapsed += done;
 		res->failed += failed;
-		if (!res->fatal && tried && !quiet)
+		if (!res->fatal && !res->interrupted && tried && !quiet)
 			fprintf(out, "%s: collapsed %ld of %ld blocks in %.2f s\n", m->path, done,
 				tried, now() - t0);
 	}
 	close(pidfd);
-	if (!quiet && !res->fatal && !load_target(&after, pid, &sys, false)) {
+	if (res->fatal || res->interrupted || quiet) {
+		free_target(&t);
+		return 0;
+	}
+	if (!load_target(&after, pid, &sys, false)) {
 		for (i = 0; i < t.nr_maps; i++) {
 			for (j = 0; j < after.nr_maps; j++) {
 				if (after.maps[j].start != t.maps[i].start || !t.maps[i].eligible)
@@ -1061,9 +1440,8 @@ static int collapse_target(pid_t pid, FILE *out, struct collapse_result *res)
 		}
 		free_target(&after);
 	}
-	if (!quiet && !res->fatal)
-		fprintf(out, "summary: PID %d (%s): %ld blocks collapsed, %ld failed, %ld already PMD-mapped\n",
-			(int)pid, t.comm, res->collapsed, res->failed, res->already);
+	fprintf(out, "summary: PID %d (%s): %ld blocks collapsed, %ld failed, %ld already PMD-mapped\n",
+		(int)pid, t.comm, res->collapsed, res->failed, res->already);
 	free_target(&t);
 	return 0;
 }
@@ -1072,11 +1450,11 @@ static void collapse_usage(FILE *fp)
 {
 	fprintf(fp,
 		"usage: %s collapse [-q] PID|--self\n"
-		"MADV_COLLAPSE, through process_madvise(2), every eligible 2 MiB block of\n"
-		"the text mappings of PID that is not PMD-mapped yet, and report what\n"
+		"MADV_COLLAPSE, through process_madvise(2), every eligible PMD-sized block\n"
+		"of the text mappings of PID that is not PMD-mapped yet, and report what\n"
 		"became huge. Another process needs CAP_SYS_NICE and ptrace read access.\n"
 		"  -s, --self   collapse hugetext's own text\n"
-		"  -q, --quiet  report errors only\n"
+		"  -q, --quiet  no report: errors only (on standard error)\n"
 		"  -h, --help   this help\n"
 		"Exit status: 0 all collapsed (or nothing to do), 1 nothing collapsed\n"
 		"because of an error, 3 some blocks collapsed and some failed.\n", prog);
@@ -1100,9 +1478,10 @@ static int cmd_collapse(int argc, char **argv)
 	struct collapse_result res;
 	bool self = false;
 	pid_t pid = 0;
-	int c;
+	int c, rc, arg;
 
-	while ((c = getopt_long(argc, argv, "+sqh", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = next_option(argc, argv, "+sqh", opts, &arg)) != -1) {
 		switch (c) {
 		case 's':
 			self = true;
@@ -1112,23 +1491,30 @@ static int cmd_collapse(int argc, char **argv)
 			break;
 		case 'h':
 			collapse_usage(stdout);
-			return 0;
+			return stdout_status();
 		default:
-			collapse_usage(stderr);
-			return EXIT_USAGE;
+			return bad_option("collapse", argv[arg]);
 		}
 	}
-	if (self == (argc - optind == 1) || argc - optind > 1) {
-		collapse_usage(stderr);
+	if (argc - optind > 1) {
+		usage_error("collapse", "unexpected argument '%s' after the PID", argv[optind + 1]);
+		return EXIT_USAGE;
+	}
+	if (self && argc - optind == 1) {
+		usage_error("collapse", "a PID and --self: give one of them");
+		return EXIT_USAGE;
+	}
+	if (!self && argc - optind == 0) {
+		usage_error("collapse", "no PID (or --self) given");
 		return EXIT_USAGE;
 	}
 	if (self)
 		pid = getpid();
-	else if (parse_pid(argv[optind], &pid))
+	else if (parse_pid("collapse", argv[optind], &pid))
 		return EXIT_USAGE;
 	collapse_target(pid, stdout, &res);
-	fflush(stdout);
-	return collapse_exit(&res);
+	rc = collapse_exit(&res);
+	return stdout_status() ? 1 : rc;
 }
 
 static void run_usage(FILE *fp)
@@ -1137,21 +1523,248 @@ static void run_usage(FILE *fp)
 		"usage: %s run [--strict] [-q] [--] CMD [ARG...]\n"
 		"Start CMD stopped right after execve(2) (ptrace), MADV_COLLAPSE its text\n"
 		"(the program and its ELF interpreter: libraries are mapped later), then\n"
-		"let it run. Exits with CMD's exit status (128 + signal if killed).\n"
+		"let it run. SIGHUP, SIGINT, SIGQUIT and SIGTERM sent to hugetext alone\n"
+		"are passed on to CMD; sent to its process group, they reach CMD there.\n"
+		"Exits with CMD's exit status, or dies of the signal that killed CMD.\n"
 		"Needs what collapse needs; without it CMD runs anyway, with a warning.\n"
+		"The report and the warnings go to standard error.\n"
 		"  --strict     do not run CMD unless every eligible block was collapsed\n"
 		"               (exit %d)\n"
-		"  -q, --quiet  no report, warnings only\n"
+		"  -q, --quiet  no report, errors and warnings only\n"
 		"  -h, --help   this help\n", prog, EXIT_STRICT);
 }
 
-static int wait_status(int status)
+/*
+ * End as CMD ended: with its exit status, or killed by the signal that
+ * killed it, as timeout(1) does, so that a shell running hugetext sees the
+ * ^C and stops too. Core dumps go off first, as CMD may have dumped one:
+ * RLIMIT_CORE for a core file, PR_SET_DUMPABLE for a core_pattern pipe,
+ * which ignores RLIMIT_CORE. 128 + N if the signal does not kill (the
+ * init of a PID namespace ignores it).
+ */
+static int end_as_cmd(int status)
 {
+	struct rlimit no_core = { 0, 0 };
+	sigset_t set;
+	int sig;
+
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
+	if (!WIFSIGNALED(status))
+		return 1;
+	sig = WTERMSIG(status);
+	fflush(NULL);
+	setrlimit(RLIMIT_CORE, &no_core);
+	prctl(PR_SET_DUMPABLE, 0);
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	return 128 + sig;
+}
+
+/* The signals run passes on to CMD. */
+static const int run_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
+static pid_t run_pgrp;
+static bool run_leader;
+static int watch_fd = -1;		/* hugetext's end of the watch's socket */
+
+/*
+ * The watch tells, of a signal for hugetext, whether CMD got it as well,
+ * which siginfo cannot: kill(2) of a process group and of one PID both
+ * say SI_USER and the sender, and only a terminal's signals SI_KERNEL.
+ * It is a grandchild of hugetext (so that CMD stays its only child), in its
+ * process group and cgroup, with the signals run passes on blocked and
+ * read from a signalfd. A signal sent to the process group (a terminal's
+ * ^C, ^\ or hangup, kill -- -PGID, a shell's SIGHUP to its jobs) reaches
+ * it in the same kill(2) as hugetext and CMD, and so does one sent to each
+ * process of a cgroup in turn, as systemd stops a service; one sent to
+ * hugetext's PID alone does not. Asked with a signal's number, the watch
+ * answers whether it got that signal in the last WATCH_KEEP seconds,
+ * waiting up to WATCH_WAIT for it: a process group has it once kill(2)
+ * returns, a cgroup once a loop has run. It exits with hugetext, at the
+ * end of the socket.
+ */
+#define WATCH_WAIT		0.1	/* seconds */
+#define WATCH_KEEP		1.0
+/* For ps: not "hugetext", so that pkill hugetext and pgrep -f leave it be. */
+#define WATCH_NAME		"hugetxt-watch"
+
+/* Take the signals the watch got off its signalfd, with the time of each. */
+static void watch_drain(int sfd, double *seen)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo < 32)
+			seen[si.ssi_signo] = now();
+	}
+}
+
+/* The watch's name, as its comm and as its command line. */
+static void watch_name(void)
+{
+	char *start = main_argv[0], *end = start;
+	size_t n = strlen(WATCH_NAME);
+	int i;
+
+	prctl(PR_SET_NAME, WATCH_NAME);
+	/* The arguments lie end to end, as the kernel put them: blank them. */
+	for (i = 0; i < main_argc; i++) {
+		if (main_argv[i] != end)
+			return;
+		end += strlen(end) + 1;
+	}
+	memset(start, 0, end - start);
+	memcpy(start, WATCH_NAME, n < (size_t)(end - start) ? n : (size_t)(end - start) - 1);
+}
+
+static void __attribute__((noreturn)) watch(int fd)
+{
+	double seen[32] = { 0 }, end;
+	struct pollfd p[2];
+	unsigned char q, a;
+	sigset_t set;
+	int sfd, null, std;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < ARRAY_SIZE(run_signals); i++)
+		sigaddset(&set, run_signals[i]);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	null = open("/dev/null", O_RDWR);
+	if (sfd < 0 || null < 0 || chdir("/"))
+		_exit(1);
+	/* Hold no terminal, and no pipe that someone reads to its end. */
+	for (std = 0; std < 3; std++)
+		dup2(null, std);
+	if (null > 2)
+		close(null);
+	watch_name();
+	p[0].fd = fd;
+	p[0].events = POLLIN;
+	p[1].fd = sfd;
+	p[1].events = POLLIN;
+	for (;;) {
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			_exit(1);
+		watch_drain(sfd, seen);
+		if (!p[0].revents)
+			continue;
+		if (read(fd, &q, 1) != 1 || q >= 32)
+			_exit(0);
+		end = now() + WATCH_WAIT;
+		for (;;) {
+			watch_drain(sfd, seen);
+			a = seen[q] > 0 && now() - seen[q] <= WATCH_KEEP;
+			if (a || now() >= end)
+				break;
+			poll(&p[1], 1, (int)((end - now()) * 1000) + 1);
+		}
+		seen[q] = 0;
+		if (write(fd, &a, 1) != 1)
+			_exit(0);
+	}
+}
+
+/* Start the watch, with the signals to pass on blocked: its socket, or -1. */
+static int start_watch(void)
+{
+	int sv[2], status;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		close(sv[0]);
+		prctl(PR_SET_NAME, WATCH_NAME);
+		if (!fork())
+			watch(sv[1]);
+		_exit(0);
+	}
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		return -1;
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return sv[0];
+}
+
+/*
+ * Whether the watch got sig as well: 1 yes, 0 no, -1 no watch (none, or
+ * it did not answer). Async-signal-safe.
+ */
+static int watch_saw(int sig)
+{
+	struct pollfd p = { .fd = watch_fd, .events = POLLIN };
+	unsigned char q = sig, a;
+
+	if (watch_fd < 0)
+		return -1;
+	if (send(watch_fd, &q, 1, MSG_NOSIGNAL) == 1 &&
+	    poll(&p, 1, (int)((WATCH_WAIT + 1) * 1000)) == 1 && read(watch_fd, &a, 1) == 1)
+		return a;
+	close(watch_fd);
+	watch_fd = -1;
+	return -1;
+}
+
+/*
+ * A signal for hugetext goes on to CMD unless CMD got it as well: it is in
+ * hugetext's process group and the watch got the same signal. Without the
+ * watch only what the kernel sends to a whole group (a terminal's ^C, ^\
+ * or hangup) counts as got. Async-signal-safe; the signals run passes on
+ * are blocked while it runs.
+ */
+static void forward_signal(int sig, siginfo_t *si, void *ctx)
+{
+	pid_t pid = run_child;
+	int saved = errno, got = 0;
+
+	(void)ctx;
+	if (pid > 0) {
+		if (getpgid(pid) == run_pgrp) {
+			got = watch_saw(sig);
+			if (got < 0)
+				got = si->si_code == SI_KERNEL && !(sig == SIGHUP && run_leader);
+		}
+		if (!got)
+			kill(pid, sig);
+		run_signal = sig;
+	}
+	errno = saved;
+}
+
+/*
+ * The next change of CMD: a ptrace stop if traced, else its end. Its PID is
+ * forgotten before it is reaped, so that no signal goes to a PID reused.
+ */
+static int wait_cmd(pid_t pid, int *status, bool traced)
+{
+	siginfo_t si;
+
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (!waitid(P_PID, pid, &si, WEXITED | WNOWAIT | (traced ? WSTOPPED : 0)))
+			break;
+		if (errno != EINTR)
+			goto fail;
+	}
+	if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)
+		run_child = 0;
+	while (waitpid(pid, status, traced ? WUNTRACED : 0) < 0) {
+		if (errno != EINTR)
+			goto fail;
+	}
+	return 0;
+fail:
+	err_msg("waiting for %d: %s\n", (int)pid, strerror(errno));
+	return -1;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -1162,13 +1775,21 @@ static int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct sigaction fwd = {
+		.sa_sigaction = forward_signal,
+		.sa_flags = SA_SIGINFO | SA_RESTART,
+	};
+	struct sigaction old[ARRAY_SIZE(run_signals)];
+	bool caught[ARRAY_SIZE(run_signals)];
 	struct collapse_result res;
-	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
 	bool strict = false, bad;
-	int c, status, err;
+	sigset_t block, mask;
+	int c, status, err, arg;
+	size_t i;
 	pid_t pid;
 
-	while ((c = getopt_long(argc, argv, "+qh", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = next_option(argc, argv, "+qh", opts, &arg)) != -1) {
 		switch (c) {
 		case 'S':
 			strict = true;
@@ -1178,15 +1799,33 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case 'h':
 			run_usage(stdout);
-			return 0;
+			return stdout_status();
 		default:
-			run_usage(stderr);
-			return EXIT_USAGE;
+			return bad_option("run", argv[arg]);
 		}
 	}
 	if (optind >= argc) {
-		run_usage(stderr);
+		usage_error("run", "no command to run");
 		return EXIT_USAGE;
+	}
+
+	/*
+	 * Catch the signals to pass on, blocked until the child's PID is
+	 * known. One that is ignored (a background job's SIGINT) stays
+	 * ignored, for CMD too, as a shell leaves it.
+	 */
+	sigemptyset(&block);
+	for (i = 0; i < ARRAY_SIZE(run_signals); i++)
+		sigaddset(&block, run_signals[i]);
+	fwd.sa_mask = block;
+	sigprocmask(SIG_BLOCK, &block, &mask);
+	run_pgrp = getpgrp();
+	run_leader = getsid(0) == getpid();
+	for (i = 0; i < ARRAY_SIZE(run_signals); i++) {
+		sigaction(run_signals[i], NULL, &old[i]);
+		caught[i] = old[i].sa_handler != SIG_IGN;
+		if (caught[i])
+			sigaction(run_signals[i], &fwd, NULL);
 	}
 	fflush(NULL);
 	pid = fork();
@@ -1195,85 +1834,146 @@ static int cmd_run(int argc, char **argv)
 		return 1;
 	}
 	if (!pid) {
+		for (i = 0; i < ARRAY_SIZE(run_signals); i++) {
+			if (caught[i])
+				sigaction(run_signals[i], &old[i], NULL);
+		}
+		sigprocmask(SIG_SETMASK, &mask, NULL);
 		/* Stopped with SIGTRAP once the exec succeeds. */
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
-			err_msg("ptrace(PTRACE_TRACEME): %s: the text will not be collapsed\n",
-				strerror(errno));
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL)) {
+			err = errno;
+			if (strict) {
+				err_msg("ptrace(PTRACE_TRACEME): %s: cannot collapse the text of %s: not running it (--strict)\n",
+					strerror(err), argv[optind]);
+				_exit(EXIT_STRICT);
+			}
+			err_msg("warning: ptrace(PTRACE_TRACEME): %s: running %s with its text not collapsed\n",
+				strerror(err), argv[optind]);
+		}
 		execvp(argv[optind], argv + optind);
 		err = errno;
 		err_msg("cannot run %s: %s\n", argv[optind], strerror(err));
 		_exit(err == ENOENT ? 127 : 126);
 	}
-	sigaction(SIGINT, &ign, &oint);
-	sigaction(SIGQUIT, &ign, &oquit);
+	run_child = pid;
+	/* After CMD, so that a group signal the watch gets reached CMD too. */
+	watch_fd = start_watch();
+	sigprocmask(SIG_SETMASK, &mask, NULL);
+
 	for (;;) {
-		if (waitpid(pid, &status, 0) < 0) {
-			err_msg("waitpid: %s\n", strerror(errno));
+		if (wait_cmd(pid, &status, true))
 			return 1;
-		}
 		if (!WIFSTOPPED(status))
-			return wait_status(status);	/* the exec failed */
+			return end_as_cmd(status);	/* untraced, or it never ran CMD */
 		if (WSTOPSIG(status) == SIGTRAP)
 			break;
 		/* A signal before the exec: deliver it. */
 		ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(status));
 	}
 	collapse_target(pid, stderr, &res);
-	bad = res.fatal || res.failed;
-	if (bad && strict) {
+	bad = res.fatal || res.failed || res.interrupted;
+	/* A signal passed on meanwhile ends CMD before its first instruction. */
+	if (bad && strict && !run_signal) {
 		err_msg("not all of the text of %s could be collapsed: not running it (--strict)\n",
 			argv[optind]);
 		kill(pid, SIGKILL);
 		ptrace(PTRACE_DETACH, pid, NULL, NULL);
-		waitpid(pid, &status, 0);
+		wait_cmd(pid, &status, false);
 		return EXIT_STRICT;
 	}
-	if (bad)
+	if (bad && !run_signal)
 		err_msg("warning: running %s with its text not (all) huge\n", argv[optind]);
 	if (ptrace(PTRACE_DETACH, pid, NULL, NULL))
 		err_msg("ptrace(PTRACE_DETACH): %s\n", strerror(errno));
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			err_msg("waitpid: %s\n", strerror(errno));
-			return 1;
-		}
-	}
-	sigaction(SIGINT, &oint, NULL);
-	sigaction(SIGQUIT, &oquit, NULL);
-	return wait_status(status);
+	if (wait_cmd(pid, &status, false))
+		return 1;
+	return end_as_cmd(status);
 }
 
 static void usage(FILE *fp)
 {
 	fprintf(fp,
 		"usage: %s COMMAND [OPTIONS] [ARGS]\n"
-		"Huge pages (2 MiB PMD mappings) for the program text of processes.\n"
-		"  status [--json] [PID]       what is huge, what can be, and why not\n"
-		"  collapse PID|--self         MADV_COLLAPSE the text of a running process\n"
-		"  run [--strict] -- CMD ARGS  start CMD with its text collapsed\n"
-		"'%s COMMAND --help' describes each; the manual is hugetext.rst.\n",
-		prog, prog);
+		"Huge pages (PMD mappings, 2 MiB on x86-64) for the program text of processes.\n"
+		"  status [--json] [PID|--self]    what is huge, what can be, and why not\n"
+		"  collapse [-q] PID|--self        MADV_COLLAPSE the text of a running process\n"
+		"  run [--strict] [-q] -- CMD ARGS start CMD with its text collapsed\n"
+		"  help [COMMAND]                  this help, or the help of COMMAND\n"
+		"  --version                       the version of hugetext\n"
+		"The manual is hugetext(1).\n", prog);
+}
+
+static const struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	void (*usage)(FILE *fp);
+} commands[] = {
+	{ "status", cmd_status, status_usage },
+	{ "collapse", cmd_collapse, collapse_usage },
+	{ "run", cmd_run, run_usage },
+};
+
+static const struct command *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	}
+	return NULL;
+}
+
+static bool is_help(const char *s)
+{
+	return !strcmp(s, "help") || !strcmp(s, "--help") || !strcmp(s, "-h");
 }
 
 int main(int argc, char **argv)
 {
-	const char *cmd = argc > 1 ? argv[1] : NULL;
+	const char *env = secure_getenv("HUGETEXT_ROOT");
+	const struct command *c;
 
-	if (!cmd) {
-		usage(stderr);
+	main_argc = argc;
+	main_argv = argv;
+	if (env)
+		root = env;
+	if (argc < 2) {
+		usage_error(NULL, "no command given");
 		return EXIT_USAGE;
 	}
-	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-		usage(stdout);
-		return 0;
+	if (is_help(argv[1])) {
+		if (argc > 3) {
+			usage_error(NULL, "help takes one command, not also '%s'", argv[3]);
+			return EXIT_USAGE;
+		}
+		c = argc == 3 ? find_command(argv[2]) : NULL;
+		if (argc == 3 && !c) {
+			usage_error(NULL, "no command '%s' to help with (status, collapse, run)",
+				    argv[2]);
+			return EXIT_USAGE;
+		}
+		if (c)
+			c->usage(stdout);
+		else
+			usage(stdout);
+		return stdout_status();
 	}
-	if (!strcmp(cmd, "status"))
-		return cmd_status(argc - 1, argv + 1);
-	if (!strcmp(cmd, "collapse"))
-		return cmd_collapse(argc - 1, argv + 1);
-	if (!strcmp(cmd, "run"))
-		return cmd_run(argc - 1, argv + 1);
-	err_msg("unknown command '%s'\n", cmd);
-	usage(stderr);
-	return EXIT_USAGE;
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		if (argc > 2) {
+			usage_error(NULL, "unexpected argument '%s' after --version", argv[2]);
+			return EXIT_USAGE;
+		}
+		printf("%s %s\n", prog, HUGETEXT_VERSION);
+		return stdout_status();
+	}
+	c = find_command(argv[1]);
+	if (!c) {
+		if (argv[1][0] == '-')
+			usage_error(NULL, "unknown option '%s'", argv[1]);
+		else
+			usage_error(NULL, "unknown command '%s'", argv[1]);
+		return EXIT_USAGE;
+	}
+	return c->run(argc - 1, argv + 1);
 }

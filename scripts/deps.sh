@@ -6,7 +6,7 @@ set -euo pipefail
 
 pkgs=(
 	build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils kmod
-	git ccache python3 perl rsync
+	git ccache python3 python3-docutils perl rsync
 	qemu-system-x86 busybox-static e2fsprogs xfsprogs util-linux
 )
 missing=()
