@@ -33,6 +33,31 @@ def keyed(names):
         yield name, seen[name]
 
 
+GUEST = '# guest: '
+
+
+def guest_line(ktap):
+    """The runner's '# guest: cpus=N preempt=M swap=S' line, or None."""
+    return next((l.strip() for l in ktap if l.startswith(GUEST)), None)
+
+
+def shape(guest):
+    """What of a guest line decides which upstream cases run: the CPUs and
+    swap (the preemption model changes no case's outcome by design, so a
+    PREEMPT=none run is judged against the same baseline)."""
+    return {k: v for k, v in (w.split('=', 1) for w in guest[len(GUEST):].split() if '=' in w)
+            if k in ('cpus', 'swap')}
+
+
+def load_guest(path):
+    """The guest line the baseline was recorded on, or None."""
+    try:
+        with open(path) as f:
+            return guest_line(f)
+    except OSError:
+        return None
+
+
 def load(path):
     base = {}
     try:
@@ -53,18 +78,28 @@ def load(path):
     return base
 
 
-def apply(cases, path=None):
-    """The cases with the gate applied: [(name, status, reason)]."""
+def apply(cases, path=None, guest=None):
+    """The cases with the gate applied: [(name, status, reason)].
+
+    guest is the run's '# guest:' line: a baseline recorded on a guest
+    with other CPUs or swap ran other cases, and the gate fails instead of
+    comparing them."""
     if path is None:
         path = os.environ.get('UPSTREAM_BASELINE', DEFAULT)
     if not path:
         return cases
     base = load(path)
     out = []
-    if not base and any(c[0].startswith(PREFIX) for c in cases):
+    upstream = any(c[0].startswith(PREFIX) for c in cases)
+    if not base and upstream:
         out.append(('upstream gate', 'FAIL',
                     f'no baseline results in {os.path.relpath(path, TOP)}: '
                     'scripts/gate.py record RUN_DIR (a baseline-debug run)'))
+    recorded = load_guest(path)
+    if base and upstream and guest and recorded and shape(guest) != shape(recorded):
+        out.append(('upstream gate', 'FAIL',
+                    f'the baseline was recorded on "{recorded[2:]}", this run is on '
+                    f'"{guest[2:]}": record it again on this guest'))
     for key, (name, st, why) in zip(keyed(c[0] for c in cases), cases):
         if name.startswith(PREFIX) and st == 'FAIL':
             was = base.get(key)
@@ -88,17 +123,22 @@ def record(run, out):
         sys.exit(f'not recording {run}: {broken[0][2]}')
     kernel = next((l.split('kernel ', 1)[1].split(',')[0] for l in ktap
                    if l.startswith('# rothp-runner: kernel ')), 'unknown')
+    guest = guest_line(ktap)
+    if not guest:
+        sys.exit(f'not recording {run}: no "{GUEST.strip()}" line in its KTAP')
     lines = ['# Per-case results of the kernel\'s own mm selftests (upstream.list,',
              '# upstream-full.list) on pristine 6.12, the baseline of the upstream',
              f'# gate (scripts/gate.py). Kernel {kernel}; recorded with',
-             '#   scripts/gate.py record RUN_DIR']
+             '#   scripts/gate.py record RUN_DIR',
+             '# on this guest (the gate refuses a run on another):',
+             guest]
     for name, st, why in cases:
         if not name.startswith(PREFIX):
             continue
         lines.append(f'{name}: {st}' + (f'  # {why}' if why and st != 'PASS' else ''))
     with open(out, 'w') as f:
         f.write('\n'.join(lines) + '\n')
-    n = len(lines) - 4
+    n = len(lines) - 6
     print(f'{n} upstream cases recorded in {os.path.relpath(out)}')
     others = [c for c in cases if not c[0].startswith(PREFIX) and c[1] == 'FAIL']
     for name, _, why in others:

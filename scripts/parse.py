@@ -159,7 +159,7 @@ def main():
         ktap += k
         cases += c
     # The kernel's own mm selftests against their baseline run (gate.py).
-    cases = gate.apply(cases)
+    cases = gate.apply(cases, guest=gate.guest_line(ktap))
     with open(out, 'w') as f:
         f.writelines(ktap)
 
