@@ -10,7 +10,7 @@ S := scripts
 MAKEFLAGS += --no-print-directory
 export KERNEL_DEB_VERSION ACCEL FILTER TRACE TEST_TIMEOUT BOOT_TIMEOUT GUEST_MEM EXTRA_CONFIG FORCE
 PREEMPT ?= full
-export UPSTREAM_FULL PREEMPT GUEST_CPUS
+export UPSTREAM_FULL PREEMPT GUEST_CPUS MATRIX_OBJS_ONLY BUILD_EACH
 ifeq ($(filter full voluntary none,$(PREEMPT)),)
 $(error PREEMPT must be full, voluntary or none, not '$(PREEMPT)')
 endif
@@ -23,7 +23,7 @@ check_name = $(KERNEL)$(if $(check_flavour),-$(check_flavour))$(preempt_sfx)
 demo_name = $(KERNEL)$(if $(demo_flavour),-$(demo_flavour))$(preempt_sfx)
 
 .PHONY: help deps fetch apply build image check check-full demo bench stress hugetext \
-	docs-check series-export series-check series-status install clean distclean
+	docs-check series-export series-check series-status matrix install clean distclean
 
 help:
 	@echo 'rothp make targets:'
@@ -43,6 +43,10 @@ help:
 	@echo '  make deps | fetch | apply | build | image    the single stages'
 	@echo '  make series-export   tree commits -> patches/ (format-patch, series file)'
 	@echo '  make series-check    checkpatch --strict and a build of every patch in order'
+	@echo '  make matrix          the robot'"'"'s builds: x86-64, THP/RO-THP/SHMEM/tracing/'
+	@echo '                       MEMCG/SMP off, i386, arm64, clang, Debian'"'"'s config; W=1 and'
+	@echo '                       sparse, 0 new warnings: results/matrix.md, matrix.json'
+	@echo '                       (MATRIX="cfg ..." a subset, MATRIX_OBJS_ONLY=1, BUILD_EACH=1)'
 	@echo '  make docs-check      htmldocs of the kernel docs the series touches, no warning'
 	@echo '  make clean           remove kernel builds and results (keeps the source tree)'
 	@echo 'Variables: KERNEL=patched|baseline DEBUG=0|1 ACCEL=tcg|kvm|auto FILTER=regex'
@@ -112,6 +116,10 @@ series-status: fetch
 
 docs-check: apply
 	@$(S)/check-docs.sh
+
+matrix: apply
+	@$(S)/deps.sh matrix $(MATRIX)
+	@$(S)/matrix.sh $(MATRIX)
 
 series-check: apply
 	@$(S)/check-series.sh $(if $(filter 0 no n,$(BUILD_EACH)),--no-build)
