@@ -1191,6 +1191,32 @@ static void status_usage(FILE *fp)
 		"  -h, --help   this help\n", prog);
 }
 
+/*
+ * The target of status and collapse after their options: one PID, or
+ * --self (the caller itself), not both; with neither, the caller too when
+ * self_default, else a usage error. Returns 0 with *pid set, or EXIT_USAGE.
+ */
+static int target_pid(const char *cmd, int argc, char **argv, bool self,
+		      bool self_default, pid_t *pid)
+{
+	if (argc - optind > 1) {
+		usage_error(cmd, "unexpected argument '%s' after the PID", argv[optind + 1]);
+		return EXIT_USAGE;
+	}
+	if (self && argc - optind == 1) {
+		usage_error(cmd, "a PID and --self: give one of them");
+		return EXIT_USAGE;
+	}
+	if (argc - optind == 1)
+		return parse_pid(cmd, argv[optind], pid) ? EXIT_USAGE : 0;
+	if (!self && !self_default) {
+		usage_error(cmd, "no PID (or --self) given");
+		return EXIT_USAGE;
+	}
+	*pid = getpid();
+	return 0;
+}
+
 static int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1221,15 +1247,7 @@ static int cmd_status(int argc, char **argv)
 			return bad_option("status", argv[arg]);
 		}
 	}
-	if (argc - optind > 1) {
-		usage_error("status", "unexpected argument '%s' after the PID", argv[optind + 1]);
-		return EXIT_USAGE;
-	}
-	if (self && argc - optind == 1) {
-		usage_error("status", "a PID and --self: give one of them");
-		return EXIT_USAGE;
-	}
-	if (argc - optind == 1 && parse_pid("status", argv[optind], &pid))
+	if (target_pid("status", argc, argv, self, true, &pid))
 		return EXIT_USAGE;
 	read_system(&sys);
 	if (load_target(&t, pid, &sys, true))
@@ -1496,21 +1514,7 @@ static int cmd_collapse(int argc, char **argv)
 			return bad_option("collapse", argv[arg]);
 		}
 	}
-	if (argc - optind > 1) {
-		usage_error("collapse", "unexpected argument '%s' after the PID", argv[optind + 1]);
-		return EXIT_USAGE;
-	}
-	if (self && argc - optind == 1) {
-		usage_error("collapse", "a PID and --self: give one of them");
-		return EXIT_USAGE;
-	}
-	if (!self && argc - optind == 0) {
-		usage_error("collapse", "no PID (or --self) given");
-		return EXIT_USAGE;
-	}
-	if (self)
-		pid = getpid();
-	else if (parse_pid("collapse", argv[optind], &pid))
+	if (target_pid("collapse", argc, argv, self, false, &pid))
 		return EXIT_USAGE;
 	collapse_target(pid, stdout, &res);
 	rc = collapse_exit(&res);
