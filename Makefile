@@ -23,7 +23,7 @@ check_name = $(KERNEL)$(if $(check_flavour),-$(check_flavour))$(preempt_sfx)
 demo_name = $(KERNEL)$(if $(demo_flavour),-$(demo_flavour))$(preempt_sfx)
 
 .PHONY: help deps fetch apply build image check check-full demo bench stress hugetext \
-	docs-check series-export series-check series-status matrix install clean distclean
+	docs-check series-export series-check series-status matrix coverage install clean distclean
 
 help:
 	@echo 'rothp make targets:'
@@ -47,6 +47,8 @@ help:
 	@echo '                       MEMCG/SMP off, i386, arm64, clang, Debian'"'"'s config; W=1 and'
 	@echo '                       sparse, 0 new warnings: results/matrix.md, matrix.json'
 	@echo '                       (MATRIX="cfg ..." a subset, MATRIX_OBJS_ONLY=1, BUILD_EACH=1)'
+	@echo '  make coverage        the share of the added lines the check tests execute, from'
+	@echo '                       a gcov kernel: results/coverage.md, coverage.json'
 	@echo '  make docs-check      htmldocs of the kernel docs the series touches, no warning'
 	@echo '  make clean           remove kernel builds and results (keeps the source tree)'
 	@echo 'Variables: KERNEL=patched|baseline DEBUG=0|1 ACCEL=tcg|kvm|auto FILTER=regex'
@@ -120,6 +122,9 @@ docs-check: apply
 matrix: apply
 	@$(S)/deps.sh matrix $(MATRIX)
 	@$(S)/matrix.sh $(MATRIX)
+
+coverage: apply
+	@$(S)/coverage.sh
 
 series-check: apply
 	@$(S)/check-series.sh $(if $(filter 0 no n,$(BUILD_EACH)),--no-build)

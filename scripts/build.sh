@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # build: configure and build one kernel.
-#   build.sh baseline|patched [debug]
+#   build.sh baseline|patched [debug|gcov]
 # baseline is the pristine tree (tag rothp-base), patched the series branch.
-# Each flavour has its own O= directory, so rebuilds are incremental.
+# Each flavour has its own O= directory, so rebuilds are incremental. gcov is
+# the coverage kernel: the objects the series touches carry gcov counters.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -16,8 +17,8 @@ bisect) src=$BUILD/src/bisect ;; # check-series: one commit of the series at a t
 *) die "unknown kernel '$kernel' (baseline or patched)" ;;
 esac
 case "$flavour" in
-"" | debug) ;;
-*) die "unknown flavour '$flavour' (debug or nothing)" ;;
+"" | debug | gcov) ;;
+*) die "unknown flavour '$flavour' (debug, gcov or nothing)" ;;
 esac
 case "$PREEMPT" in
 full | voluntary | none) ;;
@@ -38,6 +39,18 @@ make_k() {
 	make -C "$src" O="$obj" LOCALVERSION="-rothp-$kernel" "$@"
 }
 cc=$(host_cc)
+# gcov: GCOV_PROFILE_<object>=y for every C file the series touches, as a
+# Makefile in the tree would say it. Kbuild matches only the object's stem,
+# so the value tests the directory being built ($(obj)): memory.o means
+# mm/memory.o, not arch/x86/boot/memory.o, which cannot link gcov's runtime.
+profile=()
+if [ "$flavour" = gcov ]; then
+	while read -r c; do
+		# shellcheck disable=SC2016 # make expands $(obj), per directory
+		profile+=("GCOV_PROFILE_$(basename "${c%.c}").o=\$(if \$(filter $(dirname "$c"),\$(obj)),y)")
+	done < <(touched_c_files)
+	[ ${#profile[@]} -gt 0 ] || die "the series touches no C file?"
+fi
 
 mkdir -p "$obj"
 # Make the config afresh, but keep the old .config (and its timestamp) when the
@@ -60,5 +73,5 @@ check_fragments "$obj/.config" "${frags[@]}" ||
 	die "$name: option(s) from kernel-config/ were not applied (dependencies?)"
 
 run_logged "building $name" "$LOGS/build-$name.log" \
-	make_k -j"$(nproc)" CC="$cc" bzImage
+	make_k -j"$(nproc)" CC="$cc" "${profile[@]}" bzImage
 info "$name: $obj/arch/x86/boot/bzImage ($(make_k -s kernelrelease 2>/dev/null))"

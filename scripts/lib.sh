@@ -23,15 +23,23 @@ kernel_name() {
 	echo "$n"
 }
 
-# kernel_fragments [debug]: the kernel-config/ fragments of every rothp
+# kernel_fragments [debug|gcov]: the kernel-config/ fragments of every rothp
 # kernel, on top of tinyconfig, one path a line (the debug flavour adds
-# debug.config). build.sh and matrix.sh configure with these.
+# debug.config, the coverage kernel gcov.config). build.sh and matrix.sh configure with these.
 kernel_fragments() {
 	local f
 	for f in base fs thp trace selftests "preempt-$PREEMPT"; do
 		echo "$ROTHP_TOP/kernel-config/$f.config"
 	done
-	[ "${1:-}" != debug ] || echo "$ROTHP_TOP/kernel-config/debug.config"
+	case "${1:-}" in
+	debug) echo "$ROTHP_TOP/kernel-config/debug.config" ;;
+	gcov) echo "$ROTHP_TOP/kernel-config/gcov.config" ;;
+	esac
+}
+
+# touched_c_files: the C files the series changes, one a line.
+touched_c_files() {
+	git -C "$SRC" diff --name-only "$BASE_TAG..$SERIES_BRANCH" -- '*.c'
 }
 
 # check_fragments CONFIG FRAGMENT...: every option the fragments ask for is

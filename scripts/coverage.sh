@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# coverage: the share of the lines the series adds that make check's tests
+# execute. Builds the coverage kernel (build.sh patched gcov: gcov counters
+# in every object the series touches), runs the check tests on it, reads the
+# counters the guest leaves on its swap disk and compares them with the
+# series' added lines: results/coverage.md, results/coverage.json.
+#   coverage.sh [RUN_DIR]
+# Functions whose added lines the tests cannot reach say why in
+# selftests/coverage-gaps.txt; coverage.py fails below the target when an
+# unexecuted line has no reason there.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+run=${1:-$RESULTS/patched-gcov}
+name=$(kernel_name patched gcov)
+obj=$BUILD/obj/$name
+command -v gcov >/dev/null || die "gcov missing (make deps: gcc)"
+
+"$ROTHP_TOP/scripts/build.sh" patched gcov
+"$ROTHP_TOP/scripts/image.sh"
+rm -rf "$run/gcda"
+APPEND="rothp.gcov=1 ${APPEND:-}" "$ROTHP_TOP/scripts/boot.sh" "$name" check "$run" ||
+	die "the coverage guest did not finish (see ${run#"$ROTHP_TOP"/}/console.log)"
+grep -q '^# rothp-runner: gcov saved' "$run/ktap.log" ||
+	die "the guest saved no gcov counters: $(grep -m1 'cannot save gcov' "$run/ktap.log" || echo 'no report')"
+# The test results of this run, as make check reports them. The coverage
+# kernel is not the debug kernel: its results do not replace make check's.
+"$ROTHP_TOP/scripts/parse.py" "$run" "$RESULTS/coverage.ktap" | tail -n 1 |
+	sed 's/^/rothp: coverage run: /' || true
+mkdir -p "$run/gcda"
+tar -C "$run/gcda" -xf "$run/swap.img" || die "no gcov archive on the swap disk of $run"
+rm -f "$run/swap.img"
+"$ROTHP_TOP/scripts/coverage.py" "$obj" "$run/gcda" "$SRC" "$BASE_TAG..$SERIES_BRANCH" \
+	"$ROTHP_TOP/selftests/coverage-gaps.txt" "$RESULTS"
