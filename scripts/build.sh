@@ -8,7 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-kernel=${1:?usage: build.sh baseline|patched [debug]}
+kernel=${1:?usage: build.sh baseline|patched [debug|gcov]}
 flavour=${2:-}
 case "$kernel" in
 baseline) src=$BASE_SRC ;;
@@ -43,13 +43,19 @@ cc=$(host_cc)
 # Makefile in the tree would say it. Kbuild matches only the object's stem,
 # so the value tests the directory being built ($(obj)): memory.o means
 # mm/memory.o, not arch/x86/boot/memory.o, which cannot link gcov's runtime.
+# Files of one stem in several directories share one variable.
 profile=()
 if [ "$flavour" = gcov ]; then
+	declare -A dirs=()
 	while read -r c; do
-		# shellcheck disable=SC2016 # make expands $(obj), per directory
-		profile+=("GCOV_PROFILE_$(basename "${c%.c}").o=\$(if \$(filter $(dirname "$c"),\$(obj)),y)")
+		stem=$(basename "${c%.c}")
+		dirs[$stem]+="${dirs[$stem]:+ }$(dirname "$c")"
 	done < <(touched_c_files)
-	[ ${#profile[@]} -gt 0 ] || die "the series touches no C file?"
+	[ ${#dirs[@]} -gt 0 ] || die "the series touches no C file?"
+	for stem in "${!dirs[@]}"; do
+		# shellcheck disable=SC2016 # make expands $(obj), per directory
+		profile+=("GCOV_PROFILE_$stem.o=\$(if \$(filter ${dirs[$stem]},\$(obj)),y)")
+	done
 fi
 
 mkdir -p "$obj"

@@ -8,7 +8,8 @@ OBJ is the coverage kernel's build directory (its .gcno files), GCDA_DIR the
 counters the guest saved (any tree: each .gcda is matched to its .gcno by
 its path below OBJ), SRC the kernel git tree and BASE..SERIES the series.
 GAPS lists, per function, why its added lines do not run in the tests
-("file function: reason"); lines without a reason are listed as such.
+("file function: reason"; "-" as the function for lines outside any);
+lines without a reason are listed as such.
 
 An added line counts when gcov knows it as code in some profiled object:
 comments, declarations and code that the configuration compiles out are not
@@ -34,7 +35,8 @@ TARGET = 0.90
 
 def added_lines(src, rng):
     """{path: {line: text}} of the lines the series adds to C files."""
-    out = subprocess.run(["git", "-C", src, "diff", "-U0", "--no-color", rng,
+    out = subprocess.run(["git", "-C", src, "diff", "-U0", "--no-color", "--no-ext-diff",
+                          "--src-prefix=a/", "--dst-prefix=b/", rng,
                           "--", "*.c", "*.h"], check=True,
                          capture_output=True, text=True).stdout
     added = collections.defaultdict(dict)
@@ -77,7 +79,8 @@ def gcov_json(obj, gcda_dir):
                 rel = rel.split(key, 1)[1] if key in rel else rel
                 gcno = os.path.join(obj, rel[:-5] + ".gcno")
                 if not os.path.exists(gcno):
-                    sys.exit(f"coverage: {rel}: no {gcno} (another build?)")
+                    sys.exit(f"coverage: {rel}: no {gcno}: the counters are not of "
+                             f"the kernel built in {obj}")
                 d = os.path.join(tmp, os.path.dirname(rel))
                 os.makedirs(d, exist_ok=True)
                 shutil.copy(gcda, d)
@@ -153,9 +156,9 @@ def main():
             c, fn = code[n]
             if c:
                 continue
-            reason = gaps.get((path, fn))
+            reason = gaps.get((path, fn or "-"))
             if reason:
-                used_gaps.add((path, fn))
+                used_gaps.add((path, fn or "-"))
             missed.append({"file": path, "line": n, "function": fn,
                            "text": added[path][n].strip(), "reason": reason})
     share = ran / total if total else 0.0
@@ -185,7 +188,7 @@ def main():
           "| file | added lines | of which code | executed |",
           "|---|---:|---:|---:|"]
     for f in files:
-        note = "" if f["profiled"] else " (no profiled object compiles it)"
+        note = "" if f["profiled"] else " (no line of code in a profiled object)"
         md.append(f"| {f['file']}{note} | {f['added']} | {f['code']} | {f['executed']} |")
     md += ["", "## Added lines never executed", ""]
     if not missed:

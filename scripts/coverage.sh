@@ -12,10 +12,14 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-run=${1:-$RESULTS/patched-gcov}
 name=$(kernel_name patched gcov)
+run=${1:-$RESULTS/$name}
 obj=$BUILD/obj/$name
 command -v gcov >/dev/null || die "gcov missing (make deps: gcc)"
+# The added lines are read from the series branch: the tree built must be it.
+[ "$(git -C "$SRC" rev-parse HEAD)" = "$(git -C "$SRC" rev-parse "$SERIES_BRANCH")" ] &&
+	[ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ] ||
+	die "$SRC is not the clean series branch $SERIES_BRANCH: make apply"
 
 "$ROTHP_TOP/scripts/build.sh" patched gcov
 "$ROTHP_TOP/scripts/image.sh"
