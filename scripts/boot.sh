@@ -19,7 +19,7 @@ run=${3:?usage: boot.sh KERNEL_NAME MODE RUN_DIR}
 kimg=$BUILD/obj/$name/arch/x86/boot/bzImage
 img=$BUILD/image
 [ -f "$kimg" ] || die "$kimg missing: build it first"
-for f in initramfs.cpio ext4.img xfs.img swap.img; do
+for f in initramfs.cpio ext4.img xfs.img swap.img ext3.img; do
 	[ -f "$img/$f" ] || die "$img/$f missing: run 'make image' first"
 done
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (make deps)"
@@ -86,6 +86,7 @@ qemu() {
 	cp --sparse=always "$img/ext4.img" "$dir/ext4.img"
 	cp --sparse=always "$img/xfs.img" "$dir/xfs.img"
 	cp --sparse=always "$img/swap.img" "$dir/swap.img"
+	cp --sparse=always "$img/ext3.img" "$dir/ext3.img"
 	echo "qemu-system-x86_64 -accel $acc -cpu $cpu -smp $cpus -m $mem -kernel $kimg -append '${append/rothp.mode=$mode/rothp.mode=$m}'" >"$dir/qemu.cmd"
 	timeout -k 10 "$tmo" qemu-system-x86_64 \
 		-accel "$acc" -cpu "$cpu" -smp "$cpus" -m "$mem" \
@@ -95,6 +96,7 @@ qemu() {
 		-drive "file=$dir/ext4.img,if=virtio,format=raw,cache=$disk_cache" \
 		-drive "file=$dir/xfs.img,if=virtio,format=raw,cache=$disk_cache" \
 		-drive "file=$dir/swap.img,if=virtio,format=raw,cache=$disk_cache" \
+		-drive "file=$dir/ext3.img,if=virtio,format=raw,cache=$disk_cache" \
 		-serial "file:$dir/console.log" -serial "file:$dir/ktap.log" \
 		>"$dir/qemu.log" 2>&1
 }

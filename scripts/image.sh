@@ -4,8 +4,10 @@
 #   build/image/initramfs.cpio  busybox, the guest runner (/init), the tests
 #   build/image/ext4.img        the text files under test, made by mkfs.ext4 -d
 #   build/image/xfs.img         the same files, made by mkfs.xfs -p protofile
+#   build/image/ext3.img        textprog alone, made by mkfs.ext3 -d: the
+#                               guest mounts it through the ext4 driver
 #   build/image/swap.img        the guest's swap device, made by mkswap
-# Neither needs root or loop mounts.
+# None needs root or loop mounts.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -25,8 +27,8 @@ run_logged "building the selftests" "$LOGS/selftests.log" \
 		KSFT_DIR="$SRC/tools/testing/selftests"
 
 mkdir -p "$img"
-rm -rf "$img/root" "$img/fs" "$img/fs-ext4"
-mkdir -p "$img/root"/{bin,dev,proc,sys,tmp,mnt/ext4,mnt/xfs,mnt/tmpfs,rothp} "$img/fs"
+rm -rf "$img/root" "$img/fs" "$img/fs-ext4" "$img/fs-ext3"
+mkdir -p "$img/root"/{bin,dev,proc,sys,tmp,mnt/ext4,mnt/xfs,mnt/ext3,mnt/tmpfs,rothp} "$img/fs"
 
 # The programs the tests expect on every disk file system.
 for f in $(make -s -C "$ROTHP_TOP/selftests" OUTPUT="$out" print-disk-progs); do
@@ -106,6 +108,19 @@ truncate -s "$ext4_size" "$img/ext4.img"
 mkfs.ext4 -q -F -b 4096 -L rothp-ext4 -d "$img/fs-ext4" "$img/ext4.img" ||
 	die "mkfs.ext4 -d failed"
 
+# ext3: the ext4 driver serves it (6.12 has no ext3 driver of its own),
+# under the file system type "ext3"; write_open.ext3 runs on it. Only
+# textprog, and room for the test's copy of it.
+mkdir -p "$img/fs-ext3"
+cp "$img/fs/textprog" "$img/fs-ext3/"
+rm -f "$img/ext3.img"
+# textprog twice (the test copies it) and 64 MiB for the journal and
+# metadata, in MiB.
+ext3_mib=$(( ($(stat -c %s "$img/fs-ext3/textprog") * 2 >> 20) + 64 ))
+truncate -s "${ext3_mib}M" "$img/ext3.img"
+mkfs.ext3 -q -F -b 4096 -L rothp-ext3 -d "$img/fs-ext3" "$img/ext3.img" ||
+	die "mkfs.ext3 -d failed"
+
 # xfs: mkfs.xfs of bookworm has no -d, but it populates from a protofile:
 # one line per file, a directory's entries after its line, ended by "$".
 proto_dir() {
@@ -138,6 +153,8 @@ mkswap -q -L rothp-swap "$img/swap.img" >/dev/null || die "mkswap failed"
 # Check both images before any guest mounts them.
 e2fsck -fn "$img/ext4.img" >"$LOGS/fsck-ext4.log" 2>&1 ||
 	die "the ext4 image fails e2fsck -fn (see ${LOGS#"$ROTHP_TOP"/}/fsck-ext4.log)"
+e2fsck -fn "$img/ext3.img" >"$LOGS/fsck-ext3.log" 2>&1 ||
+	die "the ext3 image fails e2fsck -fn (see ${LOGS#"$ROTHP_TOP"/}/fsck-ext3.log)"
 xfs_repair -n -f "$img/xfs.img" >"$LOGS/fsck-xfs.log" 2>&1 ||
 	die "the xfs image fails xfs_repair -n (see ${LOGS#"$ROTHP_TOP"/}/fsck-xfs.log)"
-info "images ready in ${img#"$ROTHP_TOP"/}: initramfs.cpio ($(du -h "$img/initramfs.cpio" | cut -f1)), ext4.img, xfs.img ($((fs_bytes >> 20)) MiB of files in $disk_size, ext4 $((ext4_size >> 20)) MiB with textprog_big)"
+info "images ready in ${img#"$ROTHP_TOP"/}: initramfs.cpio ($(du -h "$img/initramfs.cpio" | cut -f1)), ext4.img, xfs.img ($((fs_bytes >> 20)) MiB of files in $disk_size, ext4 $((ext4_size >> 20)) MiB with textprog_big), ext3.img (${ext3_mib} MiB)"

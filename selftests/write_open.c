@@ -33,6 +33,15 @@
  *
  * XFS mappings support large folios (xfs_icache.c), so nr_thps stays 0 and a
  * write open leaves the page cache and the PMD mappings alone on both.
+ *
+ * ext3 (and ext2, with EXT4_USE_FOR_EXT2) file systems are served by the
+ * ext4 driver, but only the "ext4" file system type declares
+ * FS_THP_SPLIT_AT_WRITE: on them the series splits every THP of the file at
+ * the open (khugepaged_split_for_write()), keeping the page cache, and
+ * thp_file_split_on_write counts each one. No THP can come back while the
+ * file is open for write, so "touch" then splits and drops nothing.
+ * statfs() gives all three the ext4 magic; /proc/self/mounts tells them
+ * apart.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,6 +62,7 @@
 enum write_open_mode {
 	MODE_DROP,	/* 6.12 on a file system without large folios */
 	MODE_LAZY,	/* the series: split where a write reaches, not on open */
+	MODE_SPLIT_OPEN, /* the series, no FS_THP_SPLIT_AT_WRITE: split all at open */
 	MODE_KEEP,	/* a file system with large folios: nr_thps stays 0 */
 	MODE_UNKNOWN,	/* large folio support unknown */
 };
@@ -71,6 +81,35 @@ static const char * const touch_name[NR_TOUCH] = {
 #define TOUCH_CHECKS	(2 * NR_TOUCH + 2)
 #define TOUCH_SPLITS	2	/* pwrite() and MAP_SHARED; hole and O_DIRECT do not count */
 #define TOUCH_DROPS	1	/* the held one */
+
+/*
+ * The type of the mount dir is on, as /proc/self/mounts names it (the
+ * longest mount point that is a prefix of dir), in type.
+ */
+static const char *mount_type(const char *dir, char *type, size_t len)
+{
+	char mnt[PATH_MAX], fstype[64], line[PATH_MAX + 256];
+	size_t best = 0, n;
+	FILE *fp;
+
+	snprintf(type, len, "unknown");
+	fp = fopen("/proc/self/mounts", "r");
+	if (!fp)
+		return type;
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "%*s %4095s %63s", mnt, fstype) != 2)
+			continue;
+		n = strlen(mnt);
+		if (n < best || strncmp(dir, mnt, n))
+			continue;
+		if (dir[n] == '/' || dir[n] == '\0' || !strcmp(mnt, "/")) {
+			best = n;
+			snprintf(type, len, "%s", fstype);
+		}
+	}
+	fclose(fp);
+	return type;
+}
 
 /* Write into block b of the file as way says; mirror it in model. */
 static int touch_block(const char *path, int wfd, enum touch_way way, long b, char *model)
@@ -154,6 +193,8 @@ static void touch(const char *path, int fd, int wfd, char *p, size_t len, off_t 
 	}
 	if (mode == MODE_DROP)
 		skip_blocks = skip_count = "6.12: the open dropped every THP of the file";
+	else if (mode == MODE_SPLIT_OPEN)
+		skip_blocks = "the open split every THP of the file";
 	else if (mode == MODE_KEEP)
 		skip_blocks = "large folios: the file system writes through them";
 	else if (mode == MODE_UNKNOWN)
@@ -223,14 +264,14 @@ static void touch(const char *path, int fd, int wfd, char *p, size_t len, off_t 
 
 int main(int argc, char **argv)
 {
-	char prog[PATH_MAX], copy[PATH_MAX], why[PATH_MAX + 128];
+	char prog[PATH_MAX], copy[PATH_MAX], why[PATH_MAX + 128], mtype[64];
 	const char *dir, *fs, *skip_old, *skip_new, *skip_split, *skip_io;
 	uint64_t memsum0 = 0, filesum0 = 0, memsum1 = 1, filesum1 = 1;
 	unsigned long long sect0 = 0, sect1 = 0;
 	long pmd, pmd_after, nthp, split0 = 0, split1 = 0, drop0 = 0, drop1 = 0;
 	double frac, frac_after;
 	enum write_open_mode mode;
-	bool patched, io_ok;
+	bool patched, io_ok, at_open;
 	struct stat st;
 	size_t len;
 	int fd, wfd, rc, err, large;
@@ -241,13 +282,22 @@ int main(int argc, char **argv)
 	ksft_set_plan(12 + TOUCH_CHECKS);
 
 	patched = !rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split0);
-	if (!large)
-		mode = patched ? MODE_LAZY : MODE_DROP;
+	/*
+	 * The types that do not declare FS_THP_SPLIT_AT_WRITE although the
+	 * ext4 driver serves them: keep in step with fs/ext4/super.c.
+	 */
+	mount_type(dir, mtype, sizeof(mtype));
+	at_open = !strcmp(mtype, "ext2") || !strcmp(mtype, "ext3");
+	if (!large && patched)
+		mode = at_open ? MODE_SPLIT_OPEN : MODE_LAZY;
+	else if (!large)
+		mode = MODE_DROP;
 	else
 		mode = large > 0 ? MODE_KEEP : MODE_UNKNOWN;
-	ksft_print_msg("%s; %s\n", patched ? "kernel has " ROTHP_VM_SPLIT_ON_WRITE :
+	at_open = mode == MODE_SPLIT_OPEN;
+	ksft_print_msg("%s; %s; mounted as %s\n", patched ? "kernel has " ROTHP_VM_SPLIT_ON_WRITE :
 		       ROTHP_NO_SPLIT_ON_WRITE, large > 0 ? "large folios" :
-		       large ? "large folios unknown" : "no large folios");
+		       large ? "large folios unknown" : "no large folios", mtype);
 
 	if (snprintf(copy, sizeof(copy), "%s/" COPY_NAME, dir) >= (int)sizeof(copy))
 		ksft_exit_fail_msg("path too long: %s\n", dir);
@@ -336,7 +386,7 @@ int main(int argc, char **argv)
 	} else if (wfd < 0) {
 		skip_old = "open(O_RDWR) failed";
 		skip_new = skip_old;
-	} else if (mode == MODE_LAZY) {
+	} else if (mode == MODE_LAZY || mode == MODE_SPLIT_OPEN) {
 		skip_old = "replaced: the kernel has " ROTHP_VM_SPLIT_ON_WRITE;
 	} else if (mode == MODE_DROP) {
 		skip_new = ROTHP_NO_SPLIT_ON_WRITE;
@@ -361,11 +411,20 @@ int main(int argc, char **argv)
 
 	rothp_result(skip_new, frac_after == 1.0,
 		     "open(O_RDWR) keeps the page cache fully resident (mincore 1.0)");
-	rothp_result(skip_new, pmd_after == pmd,
-		     "open(O_RDWR) keeps the PMD mappings (FilePmdMapped unchanged)");
-	rothp_result(skip_split, nthp > 0 && split1 == split0,
-		     "open(O_RDWR) splits none of the file's %ld THPs (%s +0)", nthp,
-		     ROTHP_VM_SPLIT_ON_WRITE);
+	/* Without FS_THP_SPLIT_AT_WRITE the open splits them all. */
+	if (at_open) {
+		rothp_result(skip_new, pmd_after == 0,
+			     "open(O_RDWR) splits every THP: no PMD mapping left (%s)", mtype);
+		rothp_result(skip_split, nthp > 0 && split1 - split0 == nthp,
+			     "open(O_RDWR) splits all of the file's %ld THPs (%s +%ld)", nthp,
+			     ROTHP_VM_SPLIT_ON_WRITE, nthp);
+	} else {
+		rothp_result(skip_new, pmd_after == pmd,
+			     "open(O_RDWR) keeps the PMD mappings (FilePmdMapped unchanged)");
+		rothp_result(skip_split, nthp > 0 && split1 == split0,
+			     "open(O_RDWR) splits none of the file's %ld THPs (%s +0)", nthp,
+			     ROTHP_VM_SPLIT_ON_WRITE);
+	}
 	rothp_result(skip_split, drop0 >= 0 && drop1 == drop0, "%s does not move",
 		     ROTHP_VM_DROP_ON_WRITE);
 	rothp_result(skip_io, sect1 == sect0,
