@@ -77,7 +77,7 @@ check: apply
 	@$(S)/test-host.sh results/host
 	@$(S)/boot.sh $(check_name) check results/$(check_name) || true
 	@mkdir -p results
-	@$(S)/parse.py results/$(check_name) results/check.ktap results/host
+	@$(S)/rothp-host parse results/$(check_name) results/check.ktap results/host
 
 # The longer upstream mm selftests too (selftests/upstream-full.list).
 check-full:
@@ -98,7 +98,7 @@ stress: apply
 	@BOOT_TIMEOUT=$$(($(DURATION) + 1800)) APPEND='rothp.duration=$(DURATION)' \
 		$(S)/boot.sh $(check_name) stress results/stress-$(check_name) || true
 	@mkdir -p results
-	@$(S)/parse.py results/stress-$(check_name) results/stress.ktap
+	@$(S)/rothp-host parse results/stress-$(check_name) results/stress.ktap
 
 bench: apply
 	@$(S)/bench.sh

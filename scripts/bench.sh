@@ -30,7 +30,7 @@ info "bench runs took $(($(date +%s) - start))s"
 # The report's own unit tests (TCG and KVM paths, the TLB model), then the
 # report; a complete run's iTLB plot goes to Documentation/ for the README.
 mkdir -p "$LOGS"
-python3 "$ROTHP_TOP/scripts/test-report-bench.py" >"$LOGS/test-report-bench.log" 2>&1 ||
-	die "report-bench's unit tests failed: see $LOGS/test-report-bench.log"
-"$ROTHP_TOP/scripts/report-bench.py" "$RESULTS/bench-baseline" "$RESULTS/bench-patched" "$RESULTS" \
+"$ROTHP_TOP/scripts/rothp-host" selftest test_bench_report >"$LOGS/test-bench-report.log" 2>&1 ||
+	die "the bench report's unit tests failed: see $LOGS/test-bench-report.log"
+"$ROTHP_TOP/scripts/rothp-host" bench-report "$RESULTS/bench-baseline" "$RESULTS/bench-patched" "$RESULTS" \
 	"$ROTHP_TOP/Documentation/bench-itlb.svg"

@@ -246,4 +246,4 @@ for cfg in $configs; do
 	info "matrix: $cfg (log: ${mlog#"$ROTHP_TOP"/}/$cfg.*)"
 	one_config "$cfg"
 done
-"$ROTHP_TOP/scripts/matrix-report.py" "$mdir/touched" "$mlog" "$RESULTS" $configs
+"$ROTHP_TOP/scripts/rothp-host" matrix-report "$mdir/touched" "$mlog" "$RESULTS" $configs

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # test-host: the checks that run on this machine, not in the guest (today
 # hugetext's host tests), written as RUN_DIR/ktap.log in the guest runner's
-# format, so that parse.py counts them with the guest's.
+# format, so that "rothp-host parse" counts them with the guest's.
 #   test-host.sh RUN_DIR
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -19,7 +19,7 @@
  *    is not what its mode claims is refused: no line, and exit status 1.
  *    Each run prints "ITLB run <mode> <span> <seed> <pages> <calls>
  *    <median ns> <min ns> <order hash> <blob address> <block map>", from
- *    which scripts/report-bench.py models the TLBs of documented cores; the
+ *    which rothp-host bench-report models the TLBs of documented cores; the
  *    hypervisor signature is on "ITLB accel", as wall times under TCG are
  *    not TLB figures.
  * 2. Collapse cost: MADV_COLLAPSE of textprog_big's text, its page cache

@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""report-bench: compare the bench runs of two kernels.
+"""bench_report: compare the bench runs of two kernels.
 
-    report-bench.py BASELINE_RUN_DIR PATCHED_RUN_DIR OUT_DIR [DOC_SVG]
+    rothp-host bench-report BASELINE_RUN_DIR PATCHED_RUN_DIR OUT_DIR [DOC_SVG]
 
 Reads the "BENCH <metric> <value> <unit>" lines each guest printed (in
 RUN_DIR/ktap.log; "<metric>@copy" is the copy dance's value of <metric>)
@@ -12,9 +11,9 @@ target and whether it is met), OUT_DIR/bench.md, the plots
 OUT_DIR/itlb-model.svg and OUT_DIR/collapse.svg, and prints the tables.
 With DOC_SVG, a complete run's iTLB plot is copied there too.
 
-The iTLB figures are modelled (scripts/tlb_model.py) from the call order
-and the page-size map of each timed run. Wall times per call are reported
-as measured only when the guest ran under KVM (qemu.cmd says -accel kvm):
+The iTLB figures are modelled (tlb_model.py) from the call order and the
+page-size map of each timed run. Wall times per call are reported as
+measured only when the guest ran under KVM (qemu.cmd says -accel kvm):
 under TCG, QEMU's software TLB, not the CPU's, is what they time.
 
 Every number comes from the two runs; a metric one run lacks is reported
@@ -26,11 +25,8 @@ import os
 import platform
 import re
 import shutil
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tlb_model  # noqa: E402
-import svgplot  # noqa: E402
+from . import svgplot, tlb_model
 
 LINE = re.compile(r'^BENCH\s+(\S+)\s+([-+0-9.eE]+)\s+(\S+)\s*$')
 EXIT = re.compile(r'^# rothp-runner: bench exit (\S+) (\d+)')
@@ -118,52 +114,68 @@ COPY_TARGETS = {
 }
 
 
+def read_text(path):
+    """The text of a file, or None when it cannot be read."""
+    try:
+        with open(path, errors='replace') as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def itlb_run(m):
+    """The fields of one ITLB_RUN match."""
+    return {'seed': int(m.group(3)), 'pages': int(m.group(4)),
+            'calls': int(m.group(5)), 'ns': float(m.group(6)),
+            'ns_min': float(m.group(7)), 'hash': int(m.group(8), 16),
+            'base': int(m.group(9), 16), 'map': m.group(10)}
+
+
+def read_line(r, line):
+    """Take what one line of a run's ktap.log says into r."""
+    m = LINE.match(line)
+    if m:
+        r['vals'][m.group(1)] = float(m.group(2))
+        r['units'][m.group(1)] = m.group(3)
+    m = EXIT.match(line)
+    if m and m.group(2) != '0':
+        r['failed'].append(f'{m.group(1)} exited {m.group(2)}')
+    m = ITLB_ACCEL.match(line)
+    if m:
+        r['sig'] = m.group(1)
+    m = ITLB_RUN.match(line)
+    if m:
+        r['itlb'][(m.group(1), int(m.group(2)))] = itlb_run(m)
+
+
+def clock_failure(run):
+    """Why the run's timings are not measurements, or None.
+
+    A guest that could not calibrate its TSC times in jiffies (4 ms at
+    HZ=250): its short timings are steps of 4 ms, not measurements."""
+    sources = CLOCKSOURCE.findall(read_text(os.path.join(run, 'console.log')) or '')
+    if sources and 'jiffies' in sources[-1]:
+        return (f'{run}: the guest timed with clocksource {sources[-1]} '
+                '(TSC not calibrated), not with the TSC')
+    return None
+
+
 def read_run(run):
     """BENCH values and units, ITLB runs, failures and accel of a run dir."""
     r = {'vals': {}, 'units': {}, 'failed': [], 'itlb': {}, 'sig': None,
          'accel': 'tcg'}
-    try:
-        with open(os.path.join(run, 'ktap.log'), errors='replace') as f:
-            lines = [line.rstrip('\r\n') for line in f]
-    except OSError:
+    text = read_text(os.path.join(run, 'ktap.log'))
+    if text is None:
         r['failed'].append(f'{run}: no ktap.log')
         return r
-    try:
-        with open(os.path.join(run, 'qemu.cmd'), errors='replace') as f:
-            m = ACCEL.search(f.read())
-            if m:
-                r['accel'] = m.group(1)
-    except OSError:
-        pass
-    for line in lines:
-        m = LINE.match(line)
-        if m:
-            r['vals'][m.group(1)] = float(m.group(2))
-            r['units'][m.group(1)] = m.group(3)
-        m = EXIT.match(line)
-        if m and m.group(2) != '0':
-            r['failed'].append(f'{m.group(1)} exited {m.group(2)}')
-        m = ITLB_ACCEL.match(line)
-        if m:
-            r['sig'] = m.group(1)
-        m = ITLB_RUN.match(line)
-        if m:
-            mode, span = m.group(1), int(m.group(2))
-            r['itlb'][(mode, span)] = {
-                'seed': int(m.group(3)), 'pages': int(m.group(4)),
-                'calls': int(m.group(5)), 'ns': float(m.group(6)),
-                'ns_min': float(m.group(7)), 'hash': int(m.group(8), 16),
-                'base': int(m.group(9), 16), 'map': m.group(10)}
-    # A guest that could not calibrate its TSC times in jiffies (4 ms at
-    # HZ=250): its short timings are steps of 4 ms, not measurements.
-    try:
-        with open(os.path.join(run, 'console.log'), errors='replace') as f:
-            sources = CLOCKSOURCE.findall(f.read())
-    except OSError:
-        sources = []
-    if sources and 'jiffies' in sources[-1]:
-        r['failed'].append(f'{run}: the guest timed with clocksource {sources[-1]} '
-                           '(TSC not calibrated), not with the TSC')
+    m = ACCEL.search(read_text(os.path.join(run, 'qemu.cmd')) or '')
+    if m:
+        r['accel'] = m.group(1)
+    for line in text.split('\n'):
+        read_line(r, line)
+    failure = clock_failure(run)
+    if failure:
+        r['failed'].append(failure)
     return r
 
 
@@ -243,50 +255,55 @@ def geom(spec):
     return f'{entries} entries ' + ('fully associative' if entries == ways else f'{ways}-way')
 
 
-def itlb_tables(bm, pm, spans, kvm):
-    md = []
-    for g, (title, l1, l2) in tlb_model.GEOMETRIES.items():
-        if l1['4k'] is l1['2m']:
-            l1s = f'L1 {geom(l1["4k"])}, all page sizes'
-        else:
-            l1s = f'L1 4K {geom(l1["4k"])}, L1 2M {geom(l1["2m"])}'
-        md += ['', f'Modelled {title} iTLB ({l1s}, L2 {geom(l2)}, 4K and 2M, LRU): '
-               'misses per 1000 calls of a random chain, 4 KiB pages vs file THP vs the '
-               'copy dance (Documentation/benchmarks.rst)', '']
-        head = ('span', 'pages 4K', 'pages 2M', 'L1 4K', 'L1 file 6.12', 'L1 file patched',
-                'L1 copy', 'walks 4K', 'walks file 6.12', 'walks file patched', 'walks copy')
-        rows = [head]
-        for span in spans:
-            def v(models, mode, f):
-                r = models.get((mode, span))
-                return 'missing' if r is None else f(r)
-            rows.append((span_label(span) + 'iB',
-                         v(pm, '4k', lambda r: r['translations']),
-                         v(pm, 'file', lambda r: r['translations']),
-                         v(pm, '4k', lambda r: f'{r[g]["l1"]:.0f}'),
-                         v(bm, 'file', lambda r: f'{r[g]["l1"]:.0f}'),
-                         v(pm, 'file', lambda r: f'{r[g]["l1"]:.0f}'),
-                         v(pm, 'copy', lambda r: f'{r[g]["l1"]:.0f}'),
-                         v(pm, '4k', lambda r: f'{r[g]["l2"]:.0f}'),
-                         v(bm, 'file', lambda r: f'{r[g]["l2"]:.0f}'),
-                         v(pm, 'file', lambda r: f'{r[g]["l2"]:.0f}'),
-                         v(pm, 'copy', lambda r: f'{r[g]["l2"]:.0f}')))
-        md += table(rows)
-    if kvm:
-        md += ['', 'Measured time per call (KVM), patched kernel:', '']
-        rows = [('span', 'ns 4K', 'ns file THP', 'ns copy', '4K / file THP')]
-        for span in spans:
-            a, b, c = (pm.get((m, span)) for m in ('4k', 'file', 'copy'))
-            rows.append((span_label(span) + 'iB',
-                         *(f'{x["ns"]:.2f}' if x else 'missing' for x in (a, b, c)),
-                         f'{a["ns"] / b["ns"]:.2f}' if a and b and b['ns'] else 'n/a'))
-        md += table(rows)
+def model_table(g, bm, pm, spans):
+    """The markdown of one modelled core's iTLB misses."""
+    title, l1, l2 = tlb_model.GEOMETRIES[g]
+    if l1['4k'] is l1['2m']:
+        l1s = f'L1 {geom(l1["4k"])}, all page sizes'
     else:
-        md += ['', 'The guest ran under TCG: its wall time per call measures QEMU\'s '
-               'software TLB and translation-block lookup, not a CPU\'s TLBs, so it is '
-               'in bench.json (itlb_wall_ns_per_call_*, "meaningful": false) and not '
-               'here. Under KVM (ACCEL=kvm) this table shows measured ns per call.']
-    return md
+        l1s = f'L1 4K {geom(l1["4k"])}, L1 2M {geom(l1["2m"])}'
+    md = ['', f'Modelled {title} iTLB ({l1s}, L2 {geom(l2)}, 4K and 2M, LRU): '
+          'misses per 1000 calls of a random chain, 4 KiB pages vs file THP vs the '
+          'copy dance (Documentation/benchmarks.rst)', '']
+    rows = [('span', 'pages 4K', 'pages 2M', 'L1 4K', 'L1 file 6.12', 'L1 file patched',
+             'L1 copy', 'walks 4K', 'walks file 6.12', 'walks file patched', 'walks copy')]
+    for span in spans:
+        def v(models, mode, f):
+            r = models.get((mode, span))
+            return 'missing' if r is None else f(r)
+        rows.append((span_label(span) + 'iB',
+                     v(pm, '4k', lambda r: r['translations']),
+                     v(pm, 'file', lambda r: r['translations']),
+                     *(v(models, mode, lambda r, lv=lv: f'{r[g][lv]:.0f}')
+                       for lv in ('l1', 'l2')
+                       for models, mode in ((pm, '4k'), (bm, 'file'), (pm, 'file'),
+                                            (pm, 'copy')))))
+    return md + table(rows)
+
+
+def wall_table(pm, spans, kvm):
+    """The markdown of the measured time per call: a table under KVM only."""
+    if not kvm:
+        return ['', 'The guest ran under TCG: its wall time per call measures QEMU\'s '
+                'software TLB and translation-block lookup, not a CPU\'s TLBs, so it is '
+                'in bench.json (itlb_wall_ns_per_call_*, "meaningful": false) and not '
+                'here. Under KVM (ACCEL=kvm) this table shows measured ns per call.']
+    rows = [('span', 'ns 4K', 'ns file THP', 'ns copy', '4K / file THP')]
+    for span in spans:
+        a, b, c = (pm.get((m, span)) for m in ('4k', 'file', 'copy'))
+        rows.append((span_label(span) + 'iB',
+                     *(f'{x["ns"]:.2f}' if x else 'missing' for x in (a, b, c)),
+                     f'{a["ns"] / b["ns"]:.2f}' if a and b and b['ns'] else 'n/a'))
+    return ['', 'Measured time per call (KVM), patched kernel:', ''] + table(rows)
+
+
+def itlb_tables(bm, pm, spans, kvm):
+    """The markdown of the iTLB figures: one table per modelled core, then
+    the measured times."""
+    md = []
+    for g in tlb_model.GEOMETRIES:
+        md += model_table(g, bm, pm, spans)
+    return md + wall_table(pm, spans, kvm)
 
 
 def table(rows):
@@ -334,51 +351,67 @@ def plots(out, bm, pm, spans, objs):
     return paths
 
 
-def main():
-    if len(sys.argv) not in (4, 5):
-        sys.exit(__doc__)
-    base_dir, patch_dir, out = sys.argv[1:4]
-    doc_svg = sys.argv[4] if len(sys.argv) == 5 else None
-    base, patch = read_run(base_dir), read_run(patch_dir)
+def metric_names(base, patch):
+    """Every BENCH metric of either run, and every metric with a target."""
+    vals = list(base['vals']) + list(patch['vals'])
+    names = {m for m in vals if not m.endswith(COPY)}
+    names |= {m[:-len(COPY)] for m in vals if m.endswith(COPY)}
+    return sorted(names | set(TARGETS))
+
+
+def target_met(m, b, p, c):
+    """Whether metric m meets its target; None when it has none."""
+    if m in COPY_TARGETS:
+        return bool(COPY_TARGETS[m](b, p, c))
+    check = TARGETS.get(m, ('', '', None))[2]
+    return bool(check(b, p)) if check else None
+
+
+def scalar_metric(m, base, patch):
+    """(metric object, table row, whether a value is missing) of one metric."""
     bvals, pvals = base['vals'], patch['vals']
-    names = {m for m in list(bvals) + list(pvals) if not m.endswith(COPY)}
-    names |= {m[:-len(COPY)] for m in list(bvals) + list(pvals) if m.endswith(COPY)}
-    metrics = sorted(names | set(TARGETS))
-    rows, objs, missing, unmet = [], [], 0, 0
-    for m in metrics:
-        b, p = bvals.get(m), pvals.get(m)
-        c, cb = pvals.get(m + COPY), bvals.get(m + COPY)
-        unit = (patch['units'].get(m) or base['units'].get(m) or
-                patch['units'].get(m + COPY) or '')
-        what, target, check = TARGETS.get(m, ('', '', None))
-        ratio = (b / p) if (b is not None and p) else None
-        met = None
-        has_copy = (m + COPY) in pvals or (m + COPY) in bvals
-        if b is None or p is None or (has_copy and c is None):
-            missing += 1
-        elif m in COPY_TARGETS:
-            met = bool(COPY_TARGETS[m](b, p, c))
-            unmet += not met
-        elif check:
-            met = bool(check(b, p))
-            unmet += not met
-        obj = {'metric': m, 'description': what, 'unit': unit,
-               'baseline': b, 'patched': p,
-               'ratio_baseline_over_patched': ratio,
-               'target': target, 'target_met': met}
-        if has_copy:
-            obj['copy'] = c
-            obj['copy_baseline'] = cb
+    b, p = bvals.get(m), pvals.get(m)
+    c, cb = pvals.get(m + COPY), bvals.get(m + COPY)
+    unit = (patch['units'].get(m) or base['units'].get(m) or
+            patch['units'].get(m + COPY) or '')
+    what, target, _ = TARGETS.get(m, ('', '', None))
+    ratio = (b / p) if (b is not None and p) else None
+    has_copy = (m + COPY) in pvals or (m + COPY) in bvals
+    missing = b is None or p is None or (has_copy and c is None)
+    met = None if missing else target_met(m, b, p, c)
+    obj = {'metric': m, 'description': what, 'unit': unit,
+           'baseline': b, 'patched': p,
+           'ratio_baseline_over_patched': ratio,
+           'target': target, 'target_met': met}
+    if has_copy:
+        obj['copy'] = c
+        obj['copy_baseline'] = cb
+    row = (m, fmt(b), fmt(p), fmt(c) if has_copy else '', unit,
+           fmt(ratio) if ratio is not None else 'n/a', target,
+           {None: '-', True: 'yes', False: 'NO'}[met])
+    return obj, row, missing
+
+
+def scalar_metrics(base, patch):
+    """(metric objects, table rows, how many miss a value) of the BENCH lines."""
+    objs, rows, missing = [], [], 0
+    for m in metric_names(base, patch):
+        obj, row, miss = scalar_metric(m, base, patch)
         objs.append(obj)
-        rows.append((m, fmt(b), fmt(p), fmt(c) if has_copy else '', unit,
-                     fmt(ratio) if ratio is not None else 'n/a', target,
-                     {None: '-', True: 'yes', False: 'NO'}[met]))
-    iobjs, bm, pm, spans, kvm = itlb_metrics(base, patch)
-    for o in iobjs:
-        if o['baseline'] is None or o['patched'] is None or o['copy'] is None or \
-           o['small_pages'] is None:
-            missing += 1
-    meta = {'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
+        rows.append(row)
+        missing += miss
+    return objs, rows, missing
+
+
+def itlb_missing(iobjs):
+    """How many iTLB metrics lack a run."""
+    return sum(1 for o in iobjs
+               if any(o[k] is None for k in ('baseline', 'patched', 'copy', 'small_pages')))
+
+
+def meta_of(base, patch):
+    """bench.json's "meta": when, where, which accelerator, which model."""
+    return {'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
             'host': f'{platform.machine()}, {os.cpu_count()} cpus',
             'guest': f'QEMU {patch["accel"].upper()}, see results/bench-*/qemu.cmd',
             'accel': {'baseline': base['accel'], 'patched': patch['accel']},
@@ -386,29 +419,42 @@ def main():
             'tlb_model': {g: {'title': t, 'l1': l1, 'l2': l2}
                           for g, (t, l1, l2) in tlb_model.GEOMETRIES.items()},
             'failures': base['failed'] + patch['failed']}
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, 'bench.json'), 'w') as f:
-        json.dump({'meta': meta, 'metrics': objs + iobjs}, f, indent=2)
+
+
+def markdown(meta, rows, itlb_md):
+    """bench.md: the metrics table, the iTLB tables, the failures."""
     head = ('metric', 'baseline', 'patched', 'copy dance', 'unit', 'ratio b/p', 'target',
             'met')
     md = [f'rothp bench, {meta["date"]}, {meta["host"]}, {meta["guest"]}', '']
     md += table([head] + rows)
-    md += itlb_tables(bm, pm, spans, kvm)
+    md += itlb_md
     if meta['failures']:
         md += ['', 'Failed benchmark programs: ' + '; '.join(meta['failures'])]
+    return md
+
+
+def report(base_dir, patch_dir, out, doc_svg=None):
+    """Write and print the report of two run dirs; the exit status, 0 when
+    every metric was measured and no benchmark program failed."""
+    base, patch = read_run(base_dir), read_run(patch_dir)
+    objs, rows, missing = scalar_metrics(base, patch)
+    iobjs, bm, pm, spans, kvm = itlb_metrics(base, patch)
+    missing += itlb_missing(iobjs)
+    meta = meta_of(base, patch)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, 'bench.json'), 'w') as f:
+        json.dump({'meta': meta, 'metrics': objs + iobjs}, f, indent=2)
+    md = markdown(meta, rows, itlb_tables(bm, pm, spans, kvm))
     svgs = plots(out, bm, pm, spans, objs)
     with open(os.path.join(out, 'bench.md'), 'w') as f:
         f.write('\n'.join(md) + '\n')
     print('\n'.join(md))
     nmet = sum(1 for o in objs if o['target_met'])
+    unmet = sum(1 for o in objs if o['target_met'] is False)
     print(f'\n{len(objs) + len(iobjs) - missing} metrics measured, {missing} missing; '
           f'targets: {nmet} met, {unmet} not met; plots: {", ".join(svgs)}')
     complete = not missing and not meta['failures']
     if doc_svg and complete:
         shutil.copyfile(svgs[0], doc_svg)
         print(f'copied {svgs[0]} to {doc_svg}')
-    sys.exit(0 if complete else 1)
-
-
-if __name__ == '__main__':
-    main()
+    return 0 if complete else 1

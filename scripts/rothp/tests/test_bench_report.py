@@ -1,22 +1,17 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Unit tests of report-bench.py and tlb_model.py, on made-up run
-directories (these are fixtures, not results): the TCG path, the KVM path
-(qemu.cmd saying -accel kvm: measured ns per call shown with the 4K/file
-THP ratio), a refused iTLB run reported missing, and the model itself.
-
-    scripts/test-report-bench.py      (bench.sh runs it before the report)
-"""
+"""Tests of bench_report and tlb_model, on made-up run directories (these
+are fixtures, not results): the TCG path, the KVM path (qemu.cmd saying
+-accel kvm: measured ns per call shown with the 4K/file THP ratio), a
+refused iTLB run reported missing, and the model itself. bench.sh runs
+them before the report."""
+import contextlib
+import io
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import tlb_model  # noqa: E402
+from rothp import bench_report, tlb_model
 
 BASE = 0xa00000
 SPANS = (64 << 10, 4 << 20, 16 << 20)
@@ -67,13 +62,14 @@ def report(tmp, accel, skip=None):
     make_run(b, accel)
     make_run(p, accel, skip)
     svg = os.path.join(tmp, 'doc.svg')
-    r = subprocess.run([sys.executable, os.path.join(HERE, 'report-bench.py'), b, p, out, svg],
-                       capture_output=True, text=True)
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        rc = bench_report.report(b, p, out, svg)
     with open(os.path.join(out, 'bench.json')) as f:
         js = json.load(f)
     with open(os.path.join(out, 'bench.md')) as f:
         md = f.read()
-    return r, js, md, svg
+    return rc, stdout.getvalue(), js, md, svg
 
 
 def metric(js, name):
@@ -110,8 +106,8 @@ class TestModel(unittest.TestCase):
 class TestReport(unittest.TestCase):
     def test_tcg(self):
         with tempfile.TemporaryDirectory() as tmp:
-            r, js, md, svg = report(tmp, 'tcg')
-            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            rc, out, js, md, svg = report(tmp, 'tcg')
+            self.assertEqual(rc, 0, out)
             o = metric(js, 'itlb_wall_ns_per_call_4M')
             self.assertFalse(o['meaningful'])
             self.assertNotIn('Measured time per call', md)
@@ -123,19 +119,16 @@ class TestReport(unittest.TestCase):
 
     def test_kvm(self):
         with tempfile.TemporaryDirectory() as tmp:
-            r, js, md, _ = report(tmp, 'kvm')
-            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            rc, out, js, md, _ = report(tmp, 'kvm')
+            self.assertEqual(rc, 0, out)
             self.assertTrue(metric(js, 'itlb_wall_ns_per_call_4M')['meaningful'])
             self.assertIn('Measured time per call (KVM)', md)
             self.assertIn('| 3.00 ', md)	# 30 ns / 10 ns
 
     def test_refused_run_is_missing(self):
         with tempfile.TemporaryDirectory() as tmp:
-            r, js, md, svg = report(tmp, 'tcg', skip=('copy', 16 << 20))
-            self.assertEqual(r.returncode, 1)
+            rc, out, js, _, svg = report(tmp, 'tcg', skip=('copy', 16 << 20))
+            self.assertEqual(rc, 1)
+            self.assertIn('6 missing', out)
             self.assertIsNone(metric(js, 'itlb_skl_l2_misses_pkc_16M')['copy'])
             self.assertFalse(os.path.exists(svg))
-
-
-if __name__ == '__main__':
-    unittest.main()

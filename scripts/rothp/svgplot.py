@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""svgplot: the two plain SVG charts of report-bench.py, with no plotting
+"""svgplot: the two plain SVG charts of bench_report.py, with no plotting
 library: line panels on a log2 x axis, and grouped bars."""
 import math
 from xml.sax.saxutils import escape

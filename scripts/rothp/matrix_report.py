@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""matrix-report: results/matrix.md and matrix.json from matrix.sh's logs.
+"""matrix_report: results/matrix.md and matrix.json from matrix.sh's logs.
 
-    matrix-report.py TOUCHED LOG_DIR RESULTS_DIR CONFIG...
+    rothp-host matrix-report TOUCHED LOG_DIR RESULTS_DIR CONFIG...
 
 TOUCHED lists the files the series touches. For each configuration the
 W=1 and sparse logs of the patched and the baseline tree are read; a
@@ -16,7 +15,6 @@ import datetime
 import json
 import os
 import re
-import sys
 
 WARN = re.compile(r'^(?P<file>[^\s:]+):(?P<line>\d+):(?:(?P<col>\d+):)?\s*'
                   r'(?:warning|error): (?P<msg>.*)$')
@@ -34,6 +32,7 @@ def norm(path, touched):
 
 
 def warnings(path, touched):
+    """Counter of (touched file, message) of a build log, None without one."""
     found = collections.Counter()
     try:
         with open(path, errors='replace') as f:
@@ -64,6 +63,7 @@ def new_of(patched, baseline):
 
 
 def status(path):
+    """The key=value lines of a configuration's status file and its notes."""
     st = {}
     notes = []
     try:
@@ -81,46 +81,48 @@ def status(path):
     return st
 
 
-def main():
-    if len(sys.argv) < 5:
-        sys.exit(__doc__)
-    touched_file, logs, results = sys.argv[1:4]
-    configs = sys.argv[4:]
-    with open(touched_file) as f:
-        touched = [l.strip() for l in f if l.strip()]
-    rows = []
-    bad = False
-    for cfg in configs:
-        st = status(os.path.join(logs, cfg + '.status'))
-        row = {'configuration': cfg, 'result': st.get('result', 'not run'),
-               'seconds': int(st.get('seconds', 0) or 0),
-               'full_build_seconds': int(st['full_seconds']) if 'full_seconds' in st else None,
-               'patches_built': int(st['each_patch']) if 'each_patch' in st else None,
-               'notes': st['notes']}
-        for kind, tag in (('w1', 'W=1'), ('sparse', 'sparse')):
-            p = warnings(os.path.join(logs, f'{cfg}.patched.{kind}.log'), touched)
-            b = warnings(os.path.join(logs, f'{cfg}.baseline.{kind}.log'), touched)
-            new = new_of(p, b)
-            row[f'new_{kind}_warnings'] = sum(n for _, _, n in new) if p is not None and b is not None else None
-            row[f'new_{kind}'] = [{'file': f, 'message': m, 'count': n} for f, m, n in new]
-            row[f'{kind}_warnings_patched'] = sum(p.values()) if p is not None else None
-            row[f'{kind}_warnings_baseline'] = sum(b.values()) if b is not None else None
-        if row['result'] != 'pass' or row['new_w1_warnings'] != 0 or row['new_sparse_warnings'] != 0:
-            bad = True
-            if row['result'] == 'pass':
-                row['result'] = 'new warnings' if row['new_w1_warnings'] or row['new_sparse_warnings'] \
-                    else 'incomplete'
-        rows.append(row)
+def int_or_none(st, key):
+    """A status file's number, None when it has no such key."""
+    return int(st[key]) if key in st else None
 
-    date = datetime.date.today().isoformat()
-    os.makedirs(results, exist_ok=True)
-    with open(os.path.join(results, 'matrix.json'), 'w') as f:
-        json.dump({'date': date, 'touched': touched, 'configurations': rows}, f, indent=1)
-        f.write('\n')
 
-    def cell(v):
-        return '-' if v is None else str(v)
+def warning_counts(row, cfg, logs, touched):
+    """Add to row the warnings, and the new ones, of each kind of log."""
+    for kind in ('w1', 'sparse'):
+        p = warnings(os.path.join(logs, f'{cfg}.patched.{kind}.log'), touched)
+        b = warnings(os.path.join(logs, f'{cfg}.baseline.{kind}.log'), touched)
+        new = new_of(p, b)
+        both = p is not None and b is not None
+        row[f'new_{kind}_warnings'] = sum(n for _, _, n in new) if both else None
+        row[f'new_{kind}'] = [{'file': f, 'message': m, 'count': n} for f, m, n in new]
+        row[f'{kind}_warnings_patched'] = sum(p.values()) if p is not None else None
+        row[f'{kind}_warnings_baseline'] = sum(b.values()) if b is not None else None
 
+
+def config_row(cfg, logs, touched):
+    """(matrix.json's object of one configuration, whether it failed)."""
+    st = status(os.path.join(logs, cfg + '.status'))
+    row = {'configuration': cfg, 'result': st.get('result', 'not run'),
+           'seconds': int(st.get('seconds', 0) or 0),
+           'full_build_seconds': int_or_none(st, 'full_seconds'),
+           'patches_built': int_or_none(st, 'each_patch'),
+           'notes': st['notes']}
+    warning_counts(row, cfg, logs, touched)
+    new_w1, new_sparse = row['new_w1_warnings'], row['new_sparse_warnings']
+    bad = row['result'] != 'pass' or new_w1 != 0 or new_sparse != 0
+    if bad and row['result'] == 'pass':
+        row['result'] = 'new warnings' if new_w1 or new_sparse else 'incomplete'
+    return row, bad
+
+
+def cell(v):
+    """A table cell: '-' for no value."""
+    return '-' if v is None else str(v)
+
+
+def markdown(rows, date):
+    """matrix.md: one table row per configuration, then its notes and new
+    warnings."""
     lines = [f'# Build matrix ({date})', '',
              'New warnings: in files the series touches, absent from the same build of the '
              'baseline tree (matched by file and message).', '',
@@ -137,11 +139,26 @@ def main():
             for w in r[f'new_{kind}']:
                 lines.append(f"\n- {r['configuration']}: new {kind}: {w['file']}: {w['message']}"
                              f" (x{w['count']})")
+    return lines
+
+
+def report(touched_file, logs, results, configs):
+    """Write and print the matrix report; the exit status, 1 when a
+    configuration failed or has a new warning."""
+    with open(touched_file) as f:
+        touched = [line.strip() for line in f if line.strip()]
+    rows, bad = [], False
+    for cfg in configs:
+        row, failed = config_row(cfg, logs, touched)
+        rows.append(row)
+        bad = bad or failed
+    date = datetime.date.today().isoformat()
+    os.makedirs(results, exist_ok=True)
+    with open(os.path.join(results, 'matrix.json'), 'w') as f:
+        json.dump({'date': date, 'touched': touched, 'configurations': rows}, f, indent=1)
+        f.write('\n')
+    lines = markdown(rows, date)
     with open(os.path.join(results, 'matrix.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     print('\n'.join(lines))
-    sys.exit(1 if bad else 0)
-
-
-if __name__ == '__main__':
-    main()
+    return 1 if bad else 0
