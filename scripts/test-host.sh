@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# test-host: the checks that run on this machine, not in the guest (today
-# hugetext's host tests), written as RUN_DIR/ktap.log in the guest runner's
+# test-host: the checks that run on this machine, not in the guest:
+# hugetext's host tests and the unit tests of the harness's own Python
+# (rothp-host selftest), written as RUN_DIR/ktap.log in the guest runner's
 # format, so that "rothp-host parse" counts them with the guest's.
 #   test-host.sh RUN_DIR
 set -euo pipefail
@@ -14,16 +15,24 @@ bin=$BUILD/host
 run_logged "building hugetext for the host tests" "$LOGS/hugetext-host.log" \
 	make -C "$ROTHP_TOP/hugetext" OUTPUT="$bin"
 info "running the host tests (log: ${run#"$ROTHP_TOP"/}/ktap.log)"
-rc=0
-out=$(sh "$ROTHP_TOP/hugetext/host_test.sh" "$bin/hugetext" 2>&1) || rc=$?
-{
-	echo "KTAP version 1"
-	echo "1..1"
+
+# program N NAME COMMAND...: COMMAND's own KTAP indented, then its result.
+program() {
+	local n=$1 name=$2 out rc=0
+	shift 2
+	out=$("$@" 2>&1) || rc=$?
 	printf '%s\n' "$out" | sed 's/^/    /'
 	if [ "$rc" = 0 ]; then
-		echo "ok 1 hugetext.host"
+		echo "ok $n $name"
 	else
-		echo "not ok 1 hugetext.host # exit $rc"
+		echo "not ok $n $name # exit $rc"
 	fi
+}
+
+{
+	echo "KTAP version 1"
+	echo "1..2"
+	program 1 hugetext.host sh "$ROTHP_TOP/hugetext/host_test.sh" "$bin/hugetext"
+	program 2 host.python "$ROTHP_TOP/scripts/rothp-host" selftest --ktap
 	echo "# rothp-runner: done"
 } >"$run/ktap.log"

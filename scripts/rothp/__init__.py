@@ -11,7 +11,7 @@ modules, each usable on its own:
     tlb_model     the iTLB model of documented x86 cores
     svgplot       the report's SVG charts
     matrix_report the report of the build matrix
-    selftest      the unit tests (tests/)
+    selftest      the unit tests (tests/), with a KTAP report
 
 The dependencies go one way: gate uses ktap; ktap uses nothing of the
 package; cli composes them. Standard library only.

@@ -6,7 +6,7 @@
     rothp-host gate show [FILE]
     rothp-host bench-report BASELINE_RUN_DIR PATCHED_RUN_DIR OUT_DIR [DOC_SVG]
     rothp-host matrix-report TOUCHED LOG_DIR RESULTS_DIR CONFIG...
-    rothp-host selftest [-v] [TEST...]
+    rothp-host selftest [--ktap] [-v] [TEST...]
 
 Each subcommand is a function here that takes its parsed arguments and
 returns the exit status; the work is done by the modules it names.
@@ -68,7 +68,7 @@ def matrix(args):
 
 def test(args):
     """Run the unit tests."""
-    return selftest.run(args.tests, verbose=args.verbose)
+    return selftest.run(args.tests, ktap=args.ktap, verbose=args.verbose)
 
 
 def command(sub, name, func, module, **kw):
@@ -114,6 +114,7 @@ def parser():
     p.add_argument('configs', metavar='CONFIG', nargs='+')
     # The coverage report (coverage.py) becomes a subcommand here.
     p = command(sub, 'selftest', test, selftest)
+    p.add_argument('--ktap', action='store_true', help='report as KTAP on stdout')
     p.add_argument('-v', '--verbose', action='store_true', help='name every test')
     p.add_argument('tests', metavar='TEST', nargs='*',
                    help='a test module, class or method below rothp.tests (default: all)')

@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: GPL-2.0
+"""runs: made-up run directories for the tests, as the guest runner and
+test-host.sh write them."""
+import os
+import textwrap
+
+GUEST = '# guest: cpus=2 preempt=full swap=on'
+
+
+def header(nprog, guest=GUEST, kernel='6.12.118-rothp-patched'):
+    """The runner's first lines: KTAP version, kernel, guest, plan."""
+    lines = ['KTAP version 1', f'# rothp-runner: kernel {kernel}, 2 cpus']
+    return '\n'.join(lines + ([guest] if guest else []) + [f'1..{nprog}']) + '\n'
+
+
+DONE = '# rothp-runner: done\n'
+
+
+def block(text):
+    """A KTAP block written indented in a test, without the indent."""
+    return textwrap.dedent(text).lstrip('\n')
+
+
+def write_run(parent, name, ktap, console=''):
+    """A run directory parent/name with that ktap.log and console.log."""
+    run = os.path.join(parent, name)
+    os.makedirs(run)
+    for fname, text in (('ktap.log', ktap), ('console.log', console)):
+        with open(os.path.join(run, fname), 'w') as f:
+            f.write(text)
+    return run
