@@ -7,7 +7,7 @@
 # series' added lines: results/coverage.md, results/coverage.json.
 #   coverage.sh [RUN_DIR]
 # Functions whose added lines the tests cannot reach say why in
-# selftests/coverage-gaps.txt; coverage.py fails below the target when an
+# selftests/coverage-gaps.txt; the report fails below the target when an
 # unexecuted line has no reason there.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -30,10 +30,10 @@ grep -q '^# rothp-runner: gcov saved' "$run/ktap.log" ||
 	die "the guest saved no gcov counters: $(grep -m1 'cannot save gcov' "$run/ktap.log" || echo 'no report')"
 # The test results of this run, as make check reports them. The coverage
 # kernel is not the debug kernel: its results do not replace make check's.
-"$ROTHP_TOP/scripts/parse.py" "$run" "$RESULTS/coverage.ktap" | tail -n 1 |
+"$ROTHP_TOP/scripts/rothp-host" parse "$run" "$RESULTS/coverage.ktap" | tail -n 1 |
 	sed 's/^/rothp: coverage run: /' || true
 mkdir -p "$run/gcda"
 tar -C "$run/gcda" -xf "$run/swap.img" || die "no gcov archive on the swap disk of $run"
 rm -f "$run/swap.img"
-"$ROTHP_TOP/scripts/coverage.py" "$obj" "$run/gcda" "$SRC" "$BASE_TAG..$SERIES_BRANCH" \
+"$ROTHP_TOP/scripts/rothp-host" coverage "$obj" "$run/gcda" "$SRC" "$BASE_TAG..$SERIES_BRANCH" \
 	"$ROTHP_TOP/selftests/coverage-gaps.txt" "$RESULTS"

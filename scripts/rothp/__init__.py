@@ -11,6 +11,7 @@ modules, each usable on its own:
     tlb_model     the iTLB model of documented x86 cores
     svgplot       the report's SVG charts
     matrix_report the report of the build matrix
+    coverage      the share of the series' added lines the tests ran (gcov)
     selftest      the unit tests (tests/), with a KTAP report
 
 The dependencies go one way: gate uses ktap; ktap uses nothing of the

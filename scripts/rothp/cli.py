@@ -6,6 +6,7 @@
     rothp-host gate show [FILE]
     rothp-host bench-report BASELINE_RUN_DIR PATCHED_RUN_DIR OUT_DIR [DOC_SVG]
     rothp-host matrix-report TOUCHED LOG_DIR RESULTS_DIR CONFIG...
+    rothp-host coverage OBJ GCDA_DIR SRC BASE..SERIES GAPS OUT_DIR
     rothp-host selftest [--ktap] [-v] [TEST...]
 
 Each subcommand is a function here that takes its parsed arguments and
@@ -15,7 +16,7 @@ import argparse
 import os
 import sys
 
-from . import bench_report, gate, ktap, matrix_report, selftest
+from . import bench_report, coverage, gate, ktap, matrix_report, selftest
 
 
 def parse(args):
@@ -66,6 +67,11 @@ def matrix(args):
     return matrix_report.report(args.touched, args.log_dir, args.results_dir, args.configs)
 
 
+def cover(args):
+    """Report the coverage of the series' added lines."""
+    return coverage.report(args.obj, args.gcda_dir, args.src, args.range, args.gaps, args.out_dir)
+
+
 def test(args):
     """Run the unit tests."""
     return selftest.run(args.tests, ktap=args.ktap, verbose=args.verbose)
@@ -112,7 +118,10 @@ def parser():
     p.add_argument('log_dir', metavar='LOG_DIR')
     p.add_argument('results_dir', metavar='RESULTS_DIR')
     p.add_argument('configs', metavar='CONFIG', nargs='+')
-    # The coverage report (coverage.py) becomes a subcommand here.
+    p = command(sub, 'coverage', cover, coverage)
+    for a, m in (('obj', 'OBJ'), ('gcda_dir', 'GCDA_DIR'), ('src', 'SRC'),
+                 ('range', 'BASE..SERIES'), ('gaps', 'GAPS'), ('out_dir', 'OUT_DIR')):
+        p.add_argument(a, metavar=m)
     p = command(sub, 'selftest', test, selftest)
     p.add_argument('--ktap', action='store_true', help='report as KTAP on stdout')
     p.add_argument('-v', '--verbose', action='store_true', help='name every test')

@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """coverage: the share of the lines the series adds that the kselftests ran.
 
-  coverage.py OBJ GCDA_DIR SRC BASE..SERIES GAPS OUT_DIR
+    rothp-host coverage OBJ GCDA_DIR SRC BASE..SERIES GAPS OUT_DIR
 
 OBJ is the coverage kernel's build directory (its .gcno files), GCDA_DIR the
 counters the guest saved (any tree: each .gcda is matched to its .gcno by
@@ -130,10 +129,8 @@ def read_gaps(path):
     return gaps
 
 
-def main():
-    if len(sys.argv) != 7:
-        sys.exit(__doc__)
-    obj, gcda_dir, src, rng, gaps_file, out = sys.argv[1:]
+def report(obj, gcda_dir, src, rng, gaps_file, out):
+    """Write coverage.json and coverage.md to OUT; the exit status."""
     added = added_lines(src, rng)
     docs, objs = gcov_json(obj, gcda_dir)
     if not docs:
@@ -215,7 +212,3 @@ def main():
     if share < TARGET and unexplained:
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
