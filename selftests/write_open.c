@@ -24,12 +24,13 @@
  *
  * "touch": with the file open for write, a pwrite() into block 1, a store
  * through a MAP_SHARED mapping into block 2, a punched hole in block 3, an
- * O_DIRECT write into block 4 and a pwrite() into block 5 while a pipe holds
- * a reference to its THP (splice()) read back as written, through pread()
- * and the r-x mapping; on the series exactly those five blocks stop being
- * PMD-sized folios (block 5's is dropped, as it cannot split: counted in
- * thp_file_drop_on_write), every other block stays one, and stays
- * PMD-mapped.
+ * O_DIRECT write into block 4, a pwrite() into block 5 and a MAP_SHARED
+ * store into block 6 while a pipe holds a reference to their THP (splice())
+ * read back as written, through pread() and the r-x mapping; on the series
+ * exactly those six blocks stop being PMD-sized folios (blocks 5's and 6's
+ * are dropped, as they cannot split: counted in thp_file_drop_on_write; the
+ * store's write fault backs off and retries before it drops), every other
+ * block stays one, and stays PMD-mapped.
  *
  * XFS mappings support large folios (xfs_icache.c), so nr_thps stays 0 and a
  * write open leaves the page cache and the PMD mappings alone on both.
@@ -69,18 +70,19 @@ enum write_open_mode {
 
 /* touch: the blocks written to, in order, and how. */
 enum touch_way {
-	TOUCH_PWRITE, TOUCH_MMAP, TOUCH_PUNCH, TOUCH_DIRECT, TOUCH_HELD, NR_TOUCH
+	TOUCH_PWRITE, TOUCH_MMAP, TOUCH_PUNCH, TOUCH_DIRECT, TOUCH_HELD, TOUCH_HELD_MMAP,
+	NR_TOUCH
 };
 static const char * const touch_name[NR_TOUCH] = {
 	"pwrite()", "a MAP_SHARED store", "a punched hole", "an O_DIRECT write",
-	"pwrite() while a pipe holds the THP",
+	"pwrite() while a pipe holds the THP", "a MAP_SHARED store while a pipe holds the THP",
 };
-#define TOUCH_BLOCKS	(NR_TOUCH + 3)	/* blocks 0, 6 and 7 stay untouched */
+#define TOUCH_BLOCKS	(NR_TOUCH + 3)	/* blocks 0, 7 and 8 stay untouched */
 #define TOUCH_OFF	(16UL << 10)	/* where in its block each touch lands */
 #define TOUCH_LEN	4096UL
 #define TOUCH_CHECKS	(2 * NR_TOUCH + 2)
 #define TOUCH_SPLITS	2	/* pwrite() and MAP_SHARED; hole and O_DIRECT do not count */
-#define TOUCH_DROPS	1	/* the held one */
+#define TOUCH_DROPS	2	/* the held ones */
 
 /*
  * The type of the mount dir is on, as /proc/self/mounts names it (the
@@ -117,6 +119,7 @@ static int touch_block(const char *path, int wfd, enum touch_way way, long b, ch
 	off_t off = b * ROTHP_PMD_SIZE + TOUCH_OFF;
 	loff_t head = b * ROTHP_PMD_SIZE;
 	int dfd, pfd[2], ret = -1;
+	ssize_t held;
 	size_t i;
 	char *m;
 	void *buf;
@@ -150,16 +153,27 @@ static int touch_block(const char *path, int wfd, enum touch_way way, long b, ch
 		close(dfd);
 		break;
 	case TOUCH_HELD:
+	case TOUCH_HELD_MMAP:
 		/*
 		 * splice() leaves a reference to the THP in the pipe, so it
-		 * cannot split: the write must drop it from the page cache and
-		 * write to a new small folio. The pipe keeps the old bytes.
+		 * cannot split: the write, or the write fault of the store,
+		 * must drop it from the page cache and write to a new small
+		 * folio. The pipe keeps the old bytes.
 		 */
 		if (pipe(pfd))
 			break;
-		if (splice(wfd, &head, pfd[1], NULL, TOUCH_LEN, 0) == (ssize_t)TOUCH_LEN)
+		held = splice(wfd, &head, pfd[1], NULL, TOUCH_LEN, 0);
+		if (held == (ssize_t)TOUCH_LEN && way == TOUCH_HELD) {
 			ret = pwrite(wfd, model + off, TOUCH_LEN, off) == (ssize_t)TOUCH_LEN ?
 			      0 : -1;
+		} else if (held == (ssize_t)TOUCH_LEN) {
+			m = mmap(NULL, ROTHP_PMD_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, wfd,
+				 b * ROTHP_PMD_SIZE);
+			if (m != MAP_FAILED) {
+				memcpy(m + TOUCH_OFF, model + off, TOUCH_LEN);
+				ret = munmap(m, ROTHP_PMD_SIZE);
+			}
+		}
 		close(pfd[0]);
 		close(pfd[1]);
 		break;
