@@ -8,6 +8,13 @@
 # libc, those of signals a C compiler; make install needs rst2man. Without
 # them those checks skip, saying why. Exit status: 0 if no check failed.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+# The signal checks need the default dispositions. A shell started as a
+# background job of a non-interactive shell (cmd &, nohup, some CI runners)
+# has SIGINT and SIGQUIT ignored, passes that on to every program, and no
+# shell can undo it: restart under env(1), which can (coreutils >= 8.31).
+if [ -z "${HOST_TEST_SIGNALS:-}" ] && env --default-signal=HUP true 2>/dev/null; then
+	HOST_TEST_SIGNALS=default exec env --default-signal=HUP,INT,QUIT,TERM bash "$0" "$@"
+fi
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd -P)
