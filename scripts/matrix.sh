@@ -32,7 +32,7 @@ SPARSE_FLAGS="-fmax-warnings=100000"
 
 # The files the series touches; the C files among them are the objects.
 mapfile -t touched < <(git -C "$SRC" diff --name-only "$BASE_TAG..$SERIES_BRANCH" -- '*.c' '*.h')
-mapfile -t csrc < <(printf '%s\n' "${touched[@]}" | grep '\.c$')
+mapfile -t csrc < <(touched_c_files)
 [ ${#csrc[@]} -gt 0 ] || die "the series touches no C file?"
 printf '%s\n' "${touched[@]}" >"$mdir/touched"
 
