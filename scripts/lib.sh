@@ -28,7 +28,7 @@ kernel_name() {
 # debug.config, the coverage kernel gcov.config). build.sh and matrix.sh configure with these.
 kernel_fragments() {
 	local f
-	for f in base fs thp trace selftests "preempt-$PREEMPT"; do
+	for f in base fs thp trace selftests fault-inject "preempt-$PREEMPT"; do
 		echo "$ROTHP_TOP/kernel-config/$f.config"
 	done
 	case "${1:-}" in

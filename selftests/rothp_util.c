@@ -271,16 +271,26 @@ double rothp_resident_fraction(void *addr, size_t len)
  */
 int rothp_madv_collapse(void *addr, size_t len, int *err)
 {
-	int rc = -1, tries;
+	double end = rothp_now() + ROTHP_COLLAPSE_RETRY_S;
+	int rc, tries = 0;
 
-	for (tries = 0; tries < 5; tries++) {
+	/*
+	 * EAGAIN is MADV_COLLAPSE's "transient, try again": a folio was
+	 * locked, off the LRU or had an extra reference, typically from
+	 * a fault of a task running the text on another CPU while the
+	 * range was being unmapped. Retry for a while, as a caller should.
+	 */
+	for (;;) {
 		rc = madvise(addr, len, MADV_COLLAPSE);
 		*err = rc ? errno : 0;
-		if (!rc || *err != EAGAIN)
+		if (!rc || *err != EAGAIN || rothp_now() >= end)
 			break;
-		fprintf(stderr, "MADV_COLLAPSE of %p: EAGAIN, retrying\n", addr);
-		usleep(100 * 1000);
+		tries++;
+		usleep(50 * 1000);
 	}
+	if (tries)
+		fprintf(stderr, "MADV_COLLAPSE of %p: EAGAIN %d time(s), %s\n", addr, tries,
+			rc ? "giving up" : "then done");
 	return rc;
 }
 
@@ -435,7 +445,8 @@ long rothp_find_stubs(int fd, off_t *off)
 	return n < 0 ? -1 : best;
 }
 
-static int read_text(const char *path, char *buf, size_t len)
+/* The first line of a small file, without its newline: 0, or -1 (errno). */
+int rothp_read_line(const char *path, char *buf, size_t len)
 {
 	ssize_t n;
 	int fd;
@@ -457,7 +468,7 @@ unsigned long rothp_hpage_pmd_size(void)
 {
 	char buf[32];
 
-	if (read_text(THP_SYSFS "hpage_pmd_size", buf, sizeof(buf)))
+	if (rothp_read_line(THP_SYSFS "hpage_pmd_size", buf, sizeof(buf)))
 		return 0;
 	return strtoul(buf, NULL, 10);
 }
@@ -603,7 +614,7 @@ int rothp_disk_sectors_read(const char *path, unsigned long long *sectors, char 
 	}
 	snprintf(spath, sizeof(spath), "/sys/dev/block/%u:%u/stat", major(st.st_dev),
 		 minor(st.st_dev));
-	if (read_text(spath, buf, sizeof(buf))) {
+	if (rothp_read_line(spath, buf, sizeof(buf))) {
 		snprintf(why, len, "no disk statistics for %s: %s: %s", path, spath,
 			 strerror(errno));
 		return -1;
@@ -621,7 +632,7 @@ int rothp_thp_read_str(const char *knob, char *buf, size_t len)
 	char path[PATH_MAX], raw[256], *open_br, *close_br;
 
 	snprintf(path, sizeof(path), THP_SYSFS "%s", knob);
-	if (read_text(path, raw, sizeof(raw)))
+	if (rothp_read_line(path, raw, sizeof(raw)))
 		return -1;
 	open_br = strchr(raw, '[');
 	close_br = open_br ? strchr(open_br, ']') : NULL;
@@ -635,7 +646,7 @@ int rothp_thp_read_str(const char *knob, char *buf, size_t len)
 }
 
 /* Write val to a sysfs or procfs file, saying why if it fails. */
-static int write_text(const char *path, const char *val)
+int rothp_write_text(const char *path, const char *val)
 {
 	ssize_t n;
 	int fd;
@@ -661,7 +672,7 @@ int rothp_thp_set_str(const char *knob, const char *val)
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), THP_SYSFS "%s", knob);
-	return write_text(path, val);
+	return rothp_write_text(path, val);
 }
 
 int rothp_thp_set_num(const char *knob, unsigned long val)
@@ -820,7 +831,7 @@ int rothp_sysctl_read(const char *name, long *val)
 	char path[PATH_MAX], buf[64], *end;
 
 	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
-	if (read_text(path, buf, sizeof(buf)))
+	if (rothp_read_line(path, buf, sizeof(buf)))
 		return -1;
 	errno = 0;
 	*val = strtol(buf, &end, 10);
@@ -837,7 +848,7 @@ int rothp_sysctl_write(const char *name, long val)
 
 	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
 	snprintf(buf, sizeof(buf), "%ld", val);
-	return write_text(path, buf);
+	return rothp_write_text(path, buf);
 }
 
 #define NR_SYSCTL_SAVED	4
@@ -1339,7 +1350,7 @@ static int read_long(const char *path, long *val)
 {
 	char buf[64], *end;
 
-	if (read_text(path, buf, sizeof(buf)))
+	if (rothp_read_line(path, buf, sizeof(buf)))
 		return -1;
 	errno = 0;
 	*val = strtol(buf, &end, 10);

@@ -129,6 +129,8 @@ int rothp_file_hash(int fd, off_t offset, size_t len, uint64_t *hash);
 double rothp_resident_fraction(void *addr, size_t len);
 
 /* Files and mappings. */
+/* How long rothp_madv_collapse() retries an MADV_COLLAPSE failing with EAGAIN. */
+#define ROTHP_COLLAPSE_RETRY_S 5.0
 int rothp_madv_collapse(void *addr, size_t len, int *err);
 void *rothp_map_aligned(int fd, size_t len, off_t offset, size_t misalign, int prot);
 int rothp_copy_file(const char *src, const char *dst);
@@ -321,6 +323,8 @@ int rothp_nr_cpus(void);
 
 void rothp_sort(double *v, int n);
 double rothp_median(double *v, int n);
+int rothp_read_line(const char *path, char *buf, size_t len);
+int rothp_write_text(const char *path, const char *val);
 char *rothp_read_whole(const char *path, size_t *size);
 char *rothp_read_stream(const char *path, size_t *len);
 char *rothp_memdup(const void *buf, size_t len);

@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * alloc_fail <dir>: what MADV_COLLAPSE, prompt collapse and khugepaged do
+ * when the THP allocation of a collapse fails, with the failures injected
+ * by fail_page_alloc (Documentation/fault-injection/fault-injection.rst)
+ * into one task only: its task filter, /proc/<pid>/make-it-fail, and
+ * min-order 9, so that nothing but the THP allocations of that task fail.
+ *
+ *  collapse  MADV_COLLAPSE in textprog, textprog's allocations failing:
+ *            ENOMEM, nothing mapped huge, the text intact; with the
+ *            injection off, the same call collapses everything. (6.12 too.)
+ *  prompt    khugepaged's allocations failing, madvise(MADV_HUGEPAGE) of
+ *            the text: the request fails and khugepaged backs off for
+ *            alloc_sleep_millisecs; a request made during the back-off
+ *            waits for its end (khugepaged_serve_deferred()), then is
+ *            served.
+ *  scan      prompt collapse off: khugepaged's periodic scan fails an
+ *            allocation and sleeps alloc_sleep_millisecs
+ *            (khugepaged_alloc_sleep()); a request made meanwhile waits
+ *            for the end of that sleep too; then the text is huge.
+ *  fault     THP "always": faults of the text queue requests, which fail;
+ *            once the injection is off, khugepaged makes the text huge.
+ *
+ * Each case's results are named in its table below: the plan is their sum.
+ * The checks of prompt collapse are skipped on a kernel without it.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest.h"
+#include "rothp_util.h"
+
+#define FPA		"/sys/kernel/debug/fail_page_alloc/"
+#define ALLOC_SLEEP_MS	3000	/* khugepaged's back-off after a failure */
+#define FAST_SCAN_MS	200	/* scan_sleep_millisecs where the scan must run */
+#define SEEN_MS		(20 * 1000)	/* for an injected failure to happen */
+#define HUGE_MS		(30 * 1000)	/* for the text to become huge */
+#define DEFER_CHECK_MS	1000	/* into the back-off: still waiting? */
+#define IDLE_MS		(30 * 1000)
+#define POLL_MS		50
+#define PERCENT		95
+
+/* The knobs of fail_page_alloc the test sets, saved first and put back. */
+static const char *const fpa_knobs[] = {
+	"probability", "interval", "times", "space", "verbose",
+	"task-filter", "ignore-gfp-wait", "ignore-gfp-highmem", "min-order",
+};
+
+#define NR_FPA	ARRAY_SIZE(fpa_knobs)
+
+static char fpa_saved[NR_FPA][32];
+static bool fpa_saved_valid;
+static pid_t armed_pid;		/* a task whose make-it-fail we set, or 0 */
+static long prompt_saved = -1;
+static const char *skip;	/* why prompt collapse checks skip, or NULL */
+static char prog[PATH_MAX];
+
+static int fpa_set(const char *knob, const char *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), FPA "%s", knob);
+	return rothp_write_text(path, val);
+}
+
+static int make_it_fail(pid_t pid, bool on)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/make-it-fail", (int)pid);
+	if (rothp_write_text(path, on ? "1" : "0"))
+		return -1;
+	armed_pid = on ? pid : 0;
+	return 0;
+}
+
+/* Injection off first (probability 0), then every knob as it was. */
+static void fpa_restore(void)
+{
+	size_t i;
+
+	if (armed_pid)
+		make_it_fail(armed_pid, false);
+	if (!fpa_saved_valid)
+		return;
+	fpa_set("probability", "0");
+	for (i = 0; i < NR_FPA; i++)
+		fpa_set(fpa_knobs[i], fpa_saved[i]);
+}
+
+static void fpa_save(void)
+{
+	char path[128];
+	size_t i;
+
+	for (i = 0; i < NR_FPA; i++) {
+		snprintf(path, sizeof(path), FPA "%s", fpa_knobs[i]);
+		if (rothp_read_line(path, fpa_saved[i], sizeof(fpa_saved[i])))
+			ksft_exit_fail_msg("cannot read %s: %s\n", path, strerror(errno));
+	}
+	fpa_saved_valid = true;
+}
+
+/*
+ * Fail every allocation of PMD order or more by tasks with make-it-fail,
+ * sleeping or not, highmem or not (THP allocations are both), quietly.
+ * The task filter goes on before the probability, so that no other task
+ * ever sees a failure.
+ */
+static void fpa_arm(pid_t pid)
+{
+	char order[16];
+
+	snprintf(order, sizeof(order), "%d",
+		 __builtin_ctzl(ROTHP_PMD_SIZE / sysconf(_SC_PAGESIZE)));
+	if (fpa_set("task-filter", "Y") || fpa_set("min-order", order) ||
+	    fpa_set("ignore-gfp-wait", "N") || fpa_set("ignore-gfp-highmem", "N") ||
+	    fpa_set("verbose", "0") || fpa_set("space", "0") || fpa_set("interval", "1") ||
+	    fpa_set("times", "-1") || make_it_fail(pid, true) || fpa_set("probability", "100"))
+		ksft_exit_fail_msg("cannot arm fail_page_alloc for task %d\n", (int)pid);
+}
+
+static void fpa_disarm(void)
+{
+	if (fpa_set("probability", "0") || (armed_pid && make_it_fail(armed_pid, false)))
+		ksft_exit_fail_msg("cannot disarm fail_page_alloc\n");
+}
+
+static void restore_all(void)
+{
+	fpa_restore();
+	rothp_thp_restore();
+	if (prompt_saved >= 0)
+		rothp_prompt_set(prompt_saved);
+}
+
+/* The pid of the khugepaged thread, from /proc/<pid>/comm. */
+static pid_t khugepaged_pid(void)
+{
+	struct dirent *d;
+	char path[300], comm[32];
+	pid_t pid = 0;
+	DIR *proc;
+
+	proc = opendir("/proc");
+	if (!proc)
+		ksft_exit_fail_msg("/proc: %s\n", strerror(errno));
+	while (!pid && (d = readdir(proc))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		if (!rothp_read_line(path, comm, sizeof(comm)) && !strcmp(comm, "khugepaged"))
+			pid = atoi(d->d_name);
+	}
+	closedir(proc);
+	if (!pid)
+		ksft_exit_fail_msg("no khugepaged thread in /proc\n");
+	return pid;
+}
+
+static long alloc_failed(void)
+{
+	long v = -1;
+
+	if (rothp_vmstat("thp_collapse_alloc_failed", &v))
+		ksft_exit_fail_msg("cannot read vmstat thp_collapse_alloc_failed\n");
+	return v;
+}
+
+static void set_knob(const char *knob, const char *val)
+{
+	if (rothp_thp_set_str(knob, val))
+		ksft_exit_fail_msg("cannot set %s to %s\n", knob, val);
+}
+
+static void set_prompt(long on)
+{
+	if (!skip && rothp_prompt_set(on))
+		ksft_exit_fail_msg("cannot set prompt_collapse=%ld\n", on);
+}
+
+/* textprog with its text read in small folios and faulted in. */
+static void start_text(struct textproc *tp, const char *who)
+{
+	long calls;
+
+	if (rothp_drop_caches() || rothp_prewarm(prog))
+		ksft_exit_fail_msg("%s: cannot read %s afresh: %s\n", who, prog, strerror(errno));
+	if (textproc_start(tp, prog, "none"))
+		ksft_exit_fail_msg("%s: cannot start %s\n", who, prog);
+	if (textproc_run(tp, &calls) != 1)
+		ksft_print_msg("%s: the first run failed\n", who);
+}
+
+static long pmd_kb(struct textproc *tp)
+{
+	return rothp_file_pmd_mapped(tp->pid, tp->start) / 1024;
+}
+
+/* Poll until thp_collapse_alloc_failed exceeds from: ms taken, or -1. */
+static long wait_alloc_failed(long from, long timeout_ms)
+{
+	double t0 = rothp_now();
+
+	while (alloc_failed() <= from) {
+		if (rothp_now() - t0 > timeout_ms / 1000.0)
+			return -1;
+		usleep(POLL_MS * 1000);
+	}
+	return (long)((rothp_now() - t0) * 1000);
+}
+
+/* Poll until a request has failed since before: ms taken, or -1. */
+static long wait_request_failed(const struct rothp_prompt_stat *before, long timeout_ms)
+{
+	struct rothp_prompt_stat now;
+	double t0 = rothp_now();
+
+	for (;;) {
+		if (rothp_prompt_stat_read(&now))
+			return -1;
+		if (now.failed > before->failed)
+			return (long)((rothp_now() - t0) * 1000);
+		if (rothp_now() - t0 > timeout_ms / 1000.0)
+			return -1;
+		usleep(POLL_MS * 1000);
+	}
+}
+
+/* One case: its result names, in the order it reports them. */
+struct alloc_case {
+	const char *name;
+	void (*run)(const struct alloc_case *c);
+	const char *const *results;
+	int nr;
+};
+
+#define CASE(n, fn, tbl) { n, fn, tbl, ARRAY_SIZE(tbl) }
+
+/* Report result i of case c, skipped with why when why is not NULL. */
+static void report(const struct alloc_case *c, int i, const char *why, bool pass)
+{
+	if (i < 0 || i >= c->nr)
+		ksft_exit_fail_msg("%s: result %d is not in its table\n", c->name, i);
+	if (why)
+		ksft_test_result_skip("%s: %s: %s\n", c->name, c->results[i], why);
+	else
+		ksft_test_result(pass, "%s: %s\n", c->name, c->results[i]);
+}
+
+/* The text's contents and stubs, and textprog's exit: the last three. */
+static void finish_text(const struct alloc_case *c, struct textproc *tp)
+{
+	bool sum_ok, run_ok;
+
+	textproc_sum_and_run(tp, c->name, &sum_ok, &run_ok);
+	report(c, c->nr - 3, NULL, sum_ok);
+	report(c, c->nr - 2, NULL, run_ok);
+	report(c, c->nr - 1, NULL, !textproc_stop(tp));
+}
+
+static const char *const collapse_results[] = {
+	"MADV_COLLAPSE fails with ENOMEM while the caller's THP allocations fail",
+	"thp_collapse_alloc_failed grew",
+	"no block is PMD-mapped after the failure",
+	"MADV_COLLAPSE returns 0 once the injection is off",
+	"every eligible block is PMD-mapped then",
+	"text in memory matches the file",
+	"every stub returns its index",
+	"textprog exits with status 0",
+};
+
+static void case_collapse(const struct alloc_case *c)
+{
+	struct textproc tp;
+	char reply[64];
+	long before, after, pmd, eligible;
+	int rc = 0, err = 0;
+
+	start_text(&tp, c->name);
+	before = alloc_failed();
+	fpa_arm(tp.pid);
+	if (textproc_cmd(&tp, "collapse", reply, sizeof(reply)) ||
+	    sscanf(reply, "collapse %d %d", &rc, &err) != 2)
+		ksft_exit_fail_msg("%s: no reply to collapse\n", c->name);
+	fpa_disarm();
+	after = alloc_failed();
+	pmd = pmd_kb(&tp);
+	ksft_print_msg("%s: MADV_COLLAPSE rc %d (%s), thp_collapse_alloc_failed +%ld, FilePmdMapped %ld kB\n",
+		       c->name, rc, rc ? strerror(err) : "ok", after - before, pmd);
+	report(c, 0, NULL, rc && err == ENOMEM);
+	report(c, 1, NULL, after > before);
+	report(c, 2, NULL, pmd == 0);
+
+	if (textproc_cmd(&tp, "collapse", reply, sizeof(reply)) ||
+	    sscanf(reply, "collapse %d %d", &rc, &err) != 2)
+		ksft_exit_fail_msg("%s: no reply to collapse\n", c->name);
+	eligible = textproc_eligible(&tp);
+	pmd = pmd_kb(&tp);
+	ksft_print_msg("%s: MADV_COLLAPSE again: rc %d (%s), FilePmdMapped %ld of %ld kB\n",
+		       c->name, rc, rc ? strerror(err) : "ok", pmd,
+		       eligible * (long)(ROTHP_PMD_SIZE >> 10));
+	report(c, 3, NULL, !rc);
+	report(c, 4, NULL, eligible > 0 && pmd == eligible * (long)(ROTHP_PMD_SIZE >> 10));
+	finish_text(c, &tp);
+}
+
+static const char *const prompt_results[] = {
+	"MADV_HUGEPAGE returns 0",
+	"the request fails while khugepaged's THP allocations fail",
+	"thp_collapse_alloc_failed grew",
+	"no block is PMD-mapped after the failure",
+	"a request made during the back-off is still pending 1 s into it",
+	"that request is served once the back-off ends",
+	"queued == served + failed + dropped",
+	"text in memory matches the file",
+	"every stub returns its index",
+	"textprog exits with status 0",
+};
+
+/*
+ * After a failure, madvise() again with the injection off: the request
+ * must wait for the back-off, then collapse the text. Results first..+1.
+ */
+static void deferred_request(const struct alloc_case *c, struct textproc *tp, int first)
+{
+	struct rothp_huge_wait hw;
+	long pending = -1, pmd;
+	double t0, secs;
+	int rc;
+
+	rc = textproc_hugepage(tp, c->name, &t0);
+	usleep(DEFER_CHECK_MS * 1000);
+	rothp_prompt_pending(&pending);
+	pmd = pmd_kb(tp);
+	ksft_print_msg("%s: %d ms after madvise: %ld pending, FilePmdMapped %ld kB\n", c->name,
+		       DEFER_CHECK_MS, pending, pmd);
+	report(c, first, skip, !rc && pending == 1 && pmd == 0);
+
+	secs = textproc_wait_huge(tp, t0, PERCENT, ALLOC_SLEEP_MS + HUGE_MS, POLL_MS, &hw);
+	ksft_print_msg("%s: %ld of %ld blocks PMD-mapped %.2f s after madvise\n", c->name,
+		       hw.blocks, hw.eligible, secs >= 0 ? secs : (ALLOC_SLEEP_MS + HUGE_MS) / 1000.0);
+	report(c, first + 1, NULL, secs >= 0);
+}
+
+static void case_prompt(const struct alloc_case *c)
+{
+	struct rothp_prompt_stat before, after;
+	struct textproc tp;
+	long pending, failed_ms, fails;
+	int rc, i;
+
+	if (skip) {
+		for (i = 0; i < c->nr; i++)
+			report(c, i, skip, false);
+		return;
+	}
+	set_prompt(1);
+	start_text(&tp, c->name);
+	if (rothp_prompt_wait_idle(IDLE_MS, &pending) < 0 || rothp_prompt_stat_read(&before))
+		ksft_exit_fail_msg("%s: requests still pending before the start\n", c->name);
+	fails = alloc_failed();
+	fpa_arm(khugepaged_pid());
+	rc = textproc_hugepage(&tp, c->name, NULL);
+	report(c, 0, NULL, !rc);
+	failed_ms = wait_request_failed(&before, SEEN_MS);
+	fpa_disarm();
+	ksft_print_msg("%s: request failed after %ld ms; thp_collapse_alloc_failed +%ld\n",
+		       c->name, failed_ms, alloc_failed() - fails);
+	report(c, 1, NULL, failed_ms >= 0);
+	report(c, 2, NULL, alloc_failed() > fails);
+	report(c, 3, NULL, pmd_kb(&tp) == 0);
+
+	deferred_request(c, &tp, 4);
+	report(c, 6, NULL, !rothp_prompt_settle(&before, &after, IDLE_MS, c->name));
+	finish_text(c, &tp);
+}
+
+static const char *const scan_results[] = {
+	"MADV_HUGEPAGE returns 0",
+	"khugepaged's periodic scan fails a THP allocation",
+	"no block is PMD-mapped while the allocations fail",
+	"a request made during khugepaged's alloc sleep is still pending 1 s into it",
+	"the text is PMD-mapped once the sleep ends",
+	"text in memory matches the file",
+	"every stub returns its index",
+	"textprog exits with status 0",
+};
+
+static void case_scan(const struct alloc_case *c)
+{
+	struct rothp_huge_wait hw;
+	struct textproc tp;
+	char ms[16];
+	long fails, seen_ms;
+	double t0, secs;
+	int rc;
+
+	set_prompt(0);
+	start_text(&tp, c->name);
+	fails = alloc_failed();
+	fpa_arm(khugepaged_pid());
+	rc = textproc_hugepage(&tp, c->name, NULL);
+	report(c, 0, NULL, !rc);
+	/* A write to scan_sleep_millisecs wakes khugepaged: it scans now. */
+	snprintf(ms, sizeof(ms), "%d", FAST_SCAN_MS);
+	set_knob("khugepaged/scan_sleep_millisecs", ms);
+	seen_ms = wait_alloc_failed(fails, SEEN_MS);
+	fpa_disarm();
+	ksft_print_msg("%s: an allocation failed after %ld ms\n", c->name, seen_ms);
+	report(c, 1, NULL, seen_ms >= 0);
+	report(c, 2, NULL, pmd_kb(&tp) == 0);
+
+	if (!skip) {
+		set_prompt(1);
+		deferred_request(c, &tp, 3);
+	} else {
+		report(c, 3, skip, false);
+		t0 = rothp_now();
+		secs = textproc_wait_huge(&tp, t0, PERCENT, ALLOC_SLEEP_MS + HUGE_MS, POLL_MS,
+					  &hw);
+		ksft_print_msg("%s: %ld of %ld blocks PMD-mapped after %.2f s\n", c->name,
+			       hw.blocks, hw.eligible, secs);
+		report(c, 4, NULL, secs >= 0);
+	}
+	set_knob("khugepaged/scan_sleep_millisecs", "10000");
+	finish_text(c, &tp);
+}
+
+static const char *const fault_results[] = {
+	"under THP always, faults of the text queue requests that fail",
+	"no block is PMD-mapped while the allocations fail",
+	"khugepaged makes the text huge once the injection is off",
+	"queued == served + failed + dropped",
+	"text in memory matches the file",
+	"every stub returns its index",
+	"textprog exits with status 0",
+};
+
+static void case_fault(const struct alloc_case *c)
+{
+	struct rothp_prompt_stat before, after;
+	struct rothp_huge_wait hw;
+	struct textproc tp;
+	long pending, failed_ms;
+	double t0, secs;
+	char ms[16];
+	int i;
+
+	if (skip) {
+		for (i = 0; i < c->nr; i++)
+			report(c, i, skip, false);
+		return;
+	}
+	set_prompt(1);
+	if (rothp_prompt_wait_idle(IDLE_MS, &pending) < 0 || rothp_prompt_stat_read(&before))
+		ksft_exit_fail_msg("%s: requests still pending before the start\n", c->name);
+	fpa_arm(khugepaged_pid());
+	set_knob("enabled", "always");
+	start_text(&tp, c->name);
+	failed_ms = wait_request_failed(&before, SEEN_MS);
+	fpa_disarm();
+	rothp_prompt_stat_read(&after);
+	ksft_print_msg("%s: queued +%ld, failed +%ld after %ld ms\n", c->name,
+		       after.queued - before.queued, after.failed - before.failed, failed_ms);
+	report(c, 0, NULL, failed_ms >= 0);
+	report(c, 1, NULL, pmd_kb(&tp) == 0);
+
+	/* The periodic scan, or a request of the next fault, collapses it. */
+	snprintf(ms, sizeof(ms), "%d", FAST_SCAN_MS);
+	set_knob("khugepaged/scan_sleep_millisecs", ms);
+	t0 = rothp_now();
+	secs = textproc_wait_huge(&tp, t0, PERCENT, ALLOC_SLEEP_MS + HUGE_MS, POLL_MS, &hw);
+	ksft_print_msg("%s: %ld of %ld blocks PMD-mapped after %.2f s\n", c->name, hw.blocks,
+		       hw.eligible, secs);
+	report(c, 2, NULL, secs >= 0);
+	report(c, 3, NULL, !rothp_prompt_settle(&before, &after, IDLE_MS, c->name));
+	set_knob("khugepaged/scan_sleep_millisecs", "10000");
+	set_knob("enabled", "madvise");
+	finish_text(c, &tp);
+}
+
+static const struct alloc_case cases[] = {
+	CASE("collapse", case_collapse, collapse_results),
+	CASE("prompt", case_prompt, prompt_results),
+	CASE("scan", case_scan, scan_results),
+	CASE("fault", case_fault, fault_results),
+};
+
+int main(int argc, char **argv)
+{
+	char src[PATH_MAX], ms[16];
+	size_t i;
+	int plan = 0, cfg;
+
+	rothp_test_init(argc, argv, prog, sizeof(prog));
+	cfg = rothp_kconfig("CONFIG_FAIL_PAGE_ALLOC", src, sizeof(src));
+	if (!cfg)
+		ksft_exit_skip("CONFIG_FAIL_PAGE_ALLOC is not set (%s): kernel-config/fault-inject.config sets it\n",
+			       src);
+	if (access(FPA "probability", W_OK))
+		ksft_exit_fail_msg("%sprobability: %s (CONFIG_FAULT_INJECTION_DEBUG_FS, debugfs mounted?)\n",
+				   FPA, strerror(errno));
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		plan += cases[i].nr;
+	ksft_set_plan(plan);
+	skip = rothp_prompt_skip();
+	ksft_print_msg("%s\n", skip ? skip : "kernel has prompt_collapse");
+
+	if (rothp_thp_save())
+		ksft_exit_fail_msg("cannot save THP settings\n");
+	fpa_save();
+	if (!skip && rothp_prompt_read(&prompt_saved))
+		ksft_exit_fail_msg("cannot read %s: %s\n", ROTHP_PROMPT_KNOB, strerror(errno));
+	atexit(restore_all);
+
+	set_knob("enabled", "madvise");
+	if (rothp_thp_khugepaged_defaults())
+		ksft_exit_fail_msg("cannot set khugepaged's default tunables\n");
+	snprintf(ms, sizeof(ms), "%d", ALLOC_SLEEP_MS);
+	set_knob("khugepaged/alloc_sleep_millisecs", ms);
+	ksft_print_msg("THP enabled=madvise, khugepaged: 10 s scan sleep, %d ms alloc sleep\n",
+		       ALLOC_SLEEP_MS);
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		cases[i].run(&cases[i]);
+		/* Let a back-off end before the next case. */
+		usleep(ALLOC_SLEEP_MS * 1000);
+	}
+	restore_all();
+	ksft_finished();
+}
