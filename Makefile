@@ -33,7 +33,7 @@ help:
 	@echo '                       kselftests; last line: N passed, N failed, N skipped'
 	@echo '  make check KERNEL=baseline   the same tests on pristine 6.12'
 	@echo '  make check-full      make check with all of the kernel'"'"'s own mm selftests'
-	@echo '                       (selftests/upstream-full.list too)'
+	@echo '                       (guest/upstream-full.list too)'
 	@echo '  make stress DURATION=600   soak the debug kernel for DURATION seconds with the'
 	@echo '                       stress program, half on ext4, half on xfs'
 	@echo '  make bench           baseline and patched measured in one run:'
@@ -79,7 +79,7 @@ check: apply
 	@mkdir -p results
 	@$(S)/rothp-host parse results/$(check_name) results/check.ktap results/host
 
-# The longer upstream mm selftests too (selftests/upstream-full.list).
+# The longer upstream mm selftests too (guest/upstream-full.list).
 check-full:
 	@$(MAKE) check UPSTREAM_FULL=1 BOOT_TIMEOUT=$(or $(BOOT_TIMEOUT),6000)
 

@@ -74,21 +74,21 @@ fs_bytes=$(du -sb "$img/fs" | cut -f1)
 
 # initramfs: busybox and the runner; the test binaries themselves.
 cp "$busybox" "$img/root/bin/busybox"
-install -m 0755 "$ROTHP_TOP/selftests/init" "$img/root/init"
-cp "$ROTHP_TOP/selftests/tests.list" "$img/root/rothp/tests.list"
+install -m 0755 "$ROTHP_TOP/guest/init" "$img/root/init"
+cp "$ROTHP_TOP/guest/tests.list" "$img/root/rothp/tests.list"
 # The kernel's own mm selftests, after ours: upstream.list, and with
 # UPSTREAM_FULL=1 (make check-full) upstream-full.list too.
 run_logged "building the kernel's mm selftests" "$LOGS/upstream-mm.log" "$ROTHP_TOP/scripts/upstream-mm.sh"
-cat "$ROTHP_TOP/selftests/upstream.list" >>"$img/root/rothp/tests.list"
-[ "${UPSTREAM_FULL:-0}" != 1 ] || cat "$ROTHP_TOP/selftests/upstream-full.list" >>"$img/root/rothp/tests.list"
+cat "$ROTHP_TOP/guest/upstream.list" >>"$img/root/rothp/tests.list"
+[ "${UPSTREAM_FULL:-0}" != 1 ] || cat "$ROTHP_TOP/guest/upstream-full.list" >>"$img/root/rothp/tests.list"
 mkdir -p "$img/root/rothp/upstream-mm"
 for f in $(cat "$BUILD/upstream-mm/progs"); do
 	cp "$BUILD/upstream-mm/$f" "$img/root/rothp/upstream-mm/$f"
 done
-cp "$ROTHP_TOP/selftests/bench.list" "$img/root/rothp/bench.list"
+cp "$ROTHP_TOP/bench/bench.list" "$img/root/rothp/bench.list"
 while read -r _ _ bin _; do
 	[ -n "$bin" ] && cp "$out/$bin" "$img/root/rothp/"
-done < <(cat "$ROTHP_TOP"/selftests/{tests,bench}.list | grep -vE '^[[:space:]]*(#|$)')
+done < <(cat "$ROTHP_TOP/guest/tests.list" "$ROTHP_TOP/bench/bench.list" | grep -vE '^[[:space:]]*(#|$)')
 # hugetext, the user tool, next to the tests that run it.
 run_logged "building hugetext" "$LOGS/hugetext.log" make -C "$ROTHP_TOP/hugetext" OUTPUT="$out"
 cp "$out/hugetext" "$img/root/rothp/hugetext"

@@ -41,5 +41,5 @@ for p in $PROGS; do
 		die "building $p failed"
 	mv "$out/$p.new" "$out/$p"
 done
-install -m 0755 "$ROTHP_TOP/selftests/upstream-run" "$out/upstream-run"
+install -m 0755 "$ROTHP_TOP/guest/upstream-run" "$out/upstream-run"
 echo "$PROGS upstream-run" | tr ' ' '\n' >"$out/progs"

@@ -41,12 +41,12 @@
 #define ROTHP_STUB_SIZE		4096UL
 #define ROTHP_STUB_IMM		1	/* offset of the immediate in a stub */
 /*
- * ... and its chain entry, for the iTLB benchmark (textprog_blob.S):
+ * ... and its chain entry, for the iTLB benchmark (progs/textprog_blob.S):
  * %eax = i, then return if --%rcx is 0, else jump to ((void **)%rdi)[i].
  */
 #define ROTHP_CHAIN_ENTRY	16
 
-/* textprog_blob.S: run calls (>= 1) chain entries from entry on. */
+/* progs/textprog_blob.S: run calls (>= 1) chain entries from entry on. */
 unsigned int rothp_chain_run(void *const *table, const void *entry, unsigned long calls);
 
 /*

@@ -9,7 +9,7 @@ counts as a pass; a case that passed on the baseline and fails here stays
 a failure, marked as a regression. Every other case is left as it is.
 
 "rothp-host gate record RUN_DIR [OUT]" writes the per-case results of a
-baseline run (default selftests/upstream-baseline.txt); "rothp-host gate
+baseline run (default guest/upstream-baseline.txt); "rothp-host gate
 show [FILE]" prints the recorded baseline.
 
 The baseline file has one line per case, "NAME: CASE: STATUS", the reason
@@ -21,7 +21,7 @@ import os
 from . import ktap
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DEFAULT = os.path.join(TOP, 'selftests', 'upstream-baseline.txt')
+DEFAULT = os.path.join(TOP, 'guest', 'upstream-baseline.txt')
 PREFIX = 'upstream.'
 HEADER = [
     "# Per-case results of the kernel's own mm selftests (upstream.list,",

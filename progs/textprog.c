@@ -3,8 +3,8 @@
  * textprog: a static executable with TEXT_PAGES pages of code (textprog_blob.S),
  * linked so that its text is 2 MiB-congruent, for the rothp tests to turn
  * into read-only file THPs. The same source, built with a smaller TEXT_PAGES
- * and BLOB_ALIGN, makes the PIE and static-PIE variants of the Makefile that
- * the elf_align test starts to see where the ELF loader puts their text.
+ * and BLOB_ALIGN, makes the PIE and static-PIE variants (selftests/Makefile)
+ * that the elf_align test starts to see where the ELF loader puts their text.
  *
  *   textprog none|collapse|hugepage   do that to the text, print
  *       "ready <start> <end> <rc> <errno>", then serve commands on stdin:

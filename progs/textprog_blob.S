@@ -22,7 +22,7 @@
 #ifndef BLOB_ALIGN
 #define BLOB_ALIGN 0x200000
 #endif
-/* Keep in sync with rothp_util.h. */
+/* Keep in sync with selftests/rothp_util.h. */
 #define ROTHP_CHAIN_ENTRY 16
 
 	.section .text.rothp_blob, "ax", @progbits
