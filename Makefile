@@ -111,13 +111,13 @@ install:
 	@$(MAKE) -C hugetext OUTPUT=$(CURDIR)/build/host install
 
 series-export:
-	@$(S)/export-series.sh
+	@$(S)/series-export.sh
 
 series-status: fetch
-	@$(S)/export-series.sh --check
+	@$(S)/series-export.sh --check
 
 docs-check: apply
-	@$(S)/check-docs.sh
+	@$(S)/docs-check.sh
 
 matrix: apply
 	@$(S)/deps.sh matrix $(MATRIX)
@@ -127,7 +127,7 @@ coverage: apply
 	@$(S)/coverage.sh
 
 series-check: apply
-	@$(S)/check-series.sh $(if $(filter 0 no n,$(BUILD_EACH)),--no-build)
+	@$(S)/series-check.sh $(if $(filter 0 no n,$(BUILD_EACH)),--no-build)
 
 clean:
 	rm -rf build/obj build/image build/selftests build/headers build/logs results

@@ -13,7 +13,7 @@ flavour=${2:-}
 case "$kernel" in
 baseline) src=$BASE_SRC ;;
 patched) src=$SRC ;;
-bisect) src=$BUILD/src/bisect ;; # check-series: one commit of the series at a time
+bisect) src=$BUILD/src/bisect ;; # series-check: one commit of the series at a time
 *) die "unknown kernel '$kernel' (baseline or patched)" ;;
 esac
 case "$flavour" in

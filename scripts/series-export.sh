@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# export-series: write the commits of the series branch back to patches/.
-#   export-series.sh          format-patch rothp-base..rothp into patches/,
+# series-export: write the commits of the series branch back to patches/.
+#   series-export.sh          format-patch rothp-base..rothp into patches/,
 #                             regenerate patches/series
-#   export-series.sh --check  only say whether patches/ equals the tree
+#   series-export.sh --check  only say whether patches/ equals the tree
 # The cover letter, patches/0000-cover-letter.patch, is written by hand.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# check-series: the checks a series owes before it is sent.
+# series-check: the checks a series owes before it is sent.
 #   1. patches/ equals the series branch of the tree;
 #   2. scripts/checkpatch.pl --strict on every patch: no errors; a warning or
 #      check is allowed only when the commit message justifies it with a line

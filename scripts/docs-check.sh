@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# check-docs: build the kernel documentation the series touches with the
+# docs-check: build the kernel documentation the series touches with the
 # tree's own Sphinx setup (make htmldocs SPHINXDIRS=...) and fail on any
 # warning about a file the series changes. Warnings about other files of
 # those directories (labels defined outside them, say) are left alone.
