@@ -50,9 +50,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+
+#include <linux/fs.h>
 
 #include "rothp_util.h"
 
@@ -81,6 +84,162 @@ struct prog {
 
 static struct prog big, small;
 static int refused;
+
+#define UPROBE_TRACEFS		"/sys/kernel/tracing"
+
+/*
+ * Which of the nr 2 MiB blocks from start (2 MiB-aligned) pid maps with a
+ * PMD, by PAGEMAP_SCAN (fs/proc/task_mmu.c: PAGE_IS_HUGE is set for a huge
+ * PMD only, never for PTE-mapped pages): map[i] is 'H' when the whole block
+ * i is, else 'p'; map[nr] is '\0'. Returns the number of 'H' blocks, or -1.
+ */
+static long rothp_pmd_map(pid_t pid, unsigned long start, long nr, char *map)
+{
+#ifdef PAGEMAP_SCAN
+	struct page_region *vec;
+	struct pm_scan_arg arg;
+	char path[64];
+	long i, n, huge = 0;
+	unsigned long a, b, first, last;
+	int fd, ret;
+
+	vec = calloc(nr + 1, sizeof(*vec));
+	if (!vec)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		free(vec);
+		return -1;
+	}
+	memset(&arg, 0, sizeof(arg));
+	arg.size = sizeof(arg);
+	arg.start = start;
+	arg.end = start + nr * ROTHP_PMD_SIZE;
+	arg.vec = (uintptr_t)vec;
+	arg.vec_len = nr + 1;
+	arg.category_mask = PAGE_IS_HUGE;
+	arg.return_mask = PAGE_IS_HUGE;
+	ret = ioctl(fd, PAGEMAP_SCAN, &arg);
+	close(fd);
+	if (ret < 0 || arg.walk_end != arg.end) {
+		free(vec);
+		return -1;
+	}
+	memset(map, 'p', nr);
+	map[nr] = '\0';
+	for (n = 0; n < ret; n++) {
+		/* Whole blocks inside [vec.start, vec.end). */
+		a = ROTHP_ALIGN_UP(vec[n].start, ROTHP_PMD_SIZE);
+		b = ROTHP_ALIGN_DOWN(vec[n].end, ROTHP_PMD_SIZE);
+		if (a >= b)
+			continue;
+		first = (a - start) / ROTHP_PMD_SIZE;
+		last = (b - start) / ROTHP_PMD_SIZE;
+		for (i = first; i < (long)last && i < nr; i++)
+			map[i] = 'H';
+	}
+	for (i = 0; i < nr; i++)
+		huge += map[i] == 'H';
+	free(vec);
+	return huge;
+#else
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* One field of /proc/PID/smaps_rollup ("Pss", "Rss", ...), in bytes; -1. */
+static long rothp_rollup_field(pid_t pid, const char *field)
+{
+	size_t flen = strlen(field);
+	char *line = NULL, path[64];
+	size_t cap = 0;
+	long kb, ret = -1;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+	fp = fopen(path, "r");
+	if (!fp)
+		return -1;
+	while (getline(&line, &cap, fp) > 0) {
+		if (!strncmp(line, field, flen) && line[flen] == ':' &&
+		    sscanf(line + flen + 1, "%ld kB", &kb) == 1) {
+			ret = kb * 1024;
+			break;
+		}
+	}
+	free(line);
+	fclose(fp);
+	return ret;
+}
+
+static int tracefs_write(const char *file, const char *s, int flags)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), UPROBE_TRACEFS "/%s", file);
+	fd = open(path, O_WRONLY | flags);
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* Disable and delete the uprobe event group_event, if it is there. */
+static void rothp_uprobe_remove(const char *group_event)
+{
+	char cmd[160], file[160];
+
+	snprintf(file, sizeof(file), "events/%s/enable", group_event);
+	tracefs_write(file, "0", 0);
+	snprintf(cmd, sizeof(cmd), "-:%s\n", group_event);
+	tracefs_write("uprobe_events", cmd, O_APPEND);
+}
+
+/*
+ * Define and enable the uprobe event group_event ("group/event") on the
+ * instruction at file offset off of path. 0, or -1 (no tracefs, no
+ * CONFIG_UPROBE_EVENTS, or refused).
+ */
+static int rothp_uprobe_add(const char *group_event, const char *path, unsigned long off)
+{
+	char cmd[PATH_MAX + 128], file[160];
+
+	snprintf(cmd, sizeof(cmd), "p:%s %s:%#lx\n", group_event, path, off);
+	snprintf(file, sizeof(file), "events/%s/enable", group_event);
+	if (tracefs_write("uprobe_events", cmd, O_APPEND))
+		return -1;
+	if (tracefs_write(file, "1", 0)) {
+		rothp_uprobe_remove(group_event);
+		return -1;
+	}
+	return 0;
+}
+
+/* Hits of the uprobe event named event on path (uprobe_profile), or -1. */
+static long rothp_uprobe_hits(const char *path, const char *event)
+{
+	char line[PATH_MAX + 128], file[PATH_MAX], name[128];
+	unsigned long hits;
+	long ret = -1;
+	FILE *fp;
+
+	fp = fopen(UPROBE_TRACEFS "/uprobe_profile", "r");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "%s %127s %lu", file, name, &hits) == 3 &&
+		    !strcmp(file, path) && !strcmp(name, event))
+			ret = hits;
+	}
+	fclose(fp);
+	return ret;
+}
+
 
 /* A "# progress: " line, which boot.sh shows on the console. */
 static void say(const char *fmt, ...)

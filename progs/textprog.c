@@ -56,6 +56,28 @@ typedef int (*stub_fn)(void);
 
 static struct rothp_vma text;
 
+/*
+ * A random cyclic permutation of 0..n-1 (one cycle through all n), by
+ * Sattolo's algorithm: for i from n-1 down to 1, swap next[i] with
+ * next[rand % i]. Following next[] from any index visits every index once
+ * before it comes back. Tools that model the sequence must do the same.
+ */
+static void rothp_cycle_perm(uint64_t seed, uint32_t *next, long n)
+{
+	uint64_t state = seed;
+	uint32_t tmp;
+	long i, j;
+
+	for (i = 0; i < n; i++)
+		next[i] = i;
+	for (i = n - 1; i > 0; i--) {
+		j = rothp_rand64(&state) % (uint64_t)i;
+		tmp = next[i];
+		next[i] = next[j];
+		next[j] = tmp;
+	}
+}
+
 static void usage(const char *prog)
 {
 	fprintf(stderr,

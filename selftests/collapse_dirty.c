@@ -71,6 +71,39 @@ static const struct {
 #define SHARED_STRIDE	(256UL << 10)
 #define SHARED_LEN	256
 
+#define SCAN_FILE_FORMAT	"/sys/kernel/tracing/events/huge_memory/mm_khugepaged_scan_file/format"
+
+/*
+ * Does khugepaged know the scan result called name ("page_filled", ...)?
+ * The mm_khugepaged_scan_file tracepoint prints every result by name, so
+ * its format lists them all. 1 if it does, 0 if not, -1 if tracefs cannot
+ * be read.
+ */
+static int rothp_scan_result_known(const char *name)
+{
+	const size_t cap = 64 * 1024;
+	char quoted[128], *buf;
+	ssize_t n;
+	size_t len = 0;
+	int fd, ret = -1;
+
+	snprintf(quoted, sizeof(quoted), "\"%s\"", name);
+	buf = malloc(cap);
+	fd = open(SCAN_FILE_FORMAT, O_RDONLY);
+	if (!buf || fd < 0)
+		goto out;
+	while (len < cap - 1 && (n = read(fd, buf + len, cap - 1 - len)) > 0)
+		len += n;
+	buf[len] = '\0';
+	if (len)
+		ret = strstr(buf, quoted) != NULL;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return ret;
+}
+
 static char prog[PATH_MAX];
 static const char *dir;
 static char *orig;		/* textprog's bytes */

@@ -74,6 +74,109 @@ static const char *no_knob = "kernel lacks /proc/sys/" KNOB " (baseline 6.12)";
 static bool have_knob;
 static bool aslr;
 
+/* Most runs rothp_sample_placement() takes. */
+#define ROTHP_MAX_RUNS		64
+
+/* Where the kernel put a program's text in a number of runs. */
+struct rothp_placement {
+	int runs;		/* runs that started and were looked at */
+	int ran_ok;		/* ... in which every stub ran and it exited 0 */
+	int congruent;		/* ... with text start - file offset 2 MiB-aligned */
+	int bias_aligned;	/* ... with a 2 MiB-aligned load bias */
+	int at_vaddr;		/* ... with the text at its own p_vaddr (bias 0) */
+	int with_blocks;	/* ... with at least one eligible 2 MiB block */
+	long eligible_min;	/* fewest eligible 2 MiB blocks in a run */
+	int distinct;		/* different text start addresses */
+};
+
+/* Count one run's text VMA into pl; starts holds the earlier runs' starts. */
+static void placement_add(struct rothp_placement *pl, const struct rothp_elf *elf,
+			  const struct rothp_vma *vma, long eligible, bool ok,
+			  const unsigned long *starts)
+{
+	unsigned long bias = vma->start - ROTHP_ALIGN_DOWN(elf->text_vaddr, ROTHP_PAGE_SIZE);
+	int i;
+
+	pl->ran_ok += ok;
+	pl->congruent += !((vma->start - vma->offset) % ROTHP_PMD_SIZE);
+	pl->bias_aligned += !(bias % ROTHP_PMD_SIZE);
+	pl->at_vaddr += !bias;
+	pl->with_blocks += eligible > 0;
+	if (!pl->runs || eligible < pl->eligible_min)
+		pl->eligible_min = eligible;
+	for (i = 0; i < pl->runs && starts[i] != vma->start; i++)
+		;
+	pl->distinct += i == pl->runs;
+	pl->runs++;
+}
+
+/*
+ * Start path once with "none", find its text VMA, count its eligible blocks,
+ * run every stub and stop it. 0 if all that could be done; *ok says whether
+ * the stubs ran right and it exited with status 0.
+ */
+static int sample_one(const char *path, struct rothp_vma *vma, long *eligible, bool *ok)
+{
+	struct textproc tp;
+	long calls;
+	int ran;
+
+	if (textproc_start(&tp, path, "none")) {
+		ksft_print_msg("%s: cannot start it\n", path);
+		return -1;
+	}
+	if (rothp_find_vma(tp.pid, tp.start, vma)) {
+		ksft_print_msg("%s: no VMA at %#lx\n", path, tp.start);
+		textproc_stop(&tp);
+		return -1;
+	}
+	*eligible = rothp_vma_eligible_blocks(vma);
+	ran = textproc_run(&tp, &calls);
+	if (ran != 1)
+		ksft_print_msg("%s: run reply %d after %ld calls\n", path, ran, calls);
+	*ok = ran == 1;
+	if (textproc_stop(&tp))
+		*ok = false;
+	if (*eligible < 0) {
+		ksft_print_msg("%s: cannot count the eligible blocks of %s\n", path, vma->path);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Start the textprog variant at path runs times and record where its text
+ * was (elf holds its program headers). Returns 0 when every run could be
+ * looked at; pl counts the runs that were either way.
+ */
+static int rothp_sample_placement(const char *path, const struct rothp_elf *elf, int runs,
+			   struct rothp_placement *pl)
+{
+	unsigned long starts[ROTHP_MAX_RUNS];
+	struct rothp_vma vma;
+	long eligible;
+	bool ok;
+
+	memset(pl, 0, sizeof(*pl));
+	pl->eligible_min = -1;
+	if (runs > ROTHP_MAX_RUNS)
+		runs = ROTHP_MAX_RUNS;
+	while (pl->runs < runs) {
+		if (sample_one(path, &vma, &eligible, &ok))
+			return -1;
+		ksft_print_msg("%s run %d: text %#lx-%#lx offset %#lx, %ld eligible%s\n", path,
+			       pl->runs + 1, vma.start, vma.end, vma.offset, eligible,
+			       ok ? "" : ", did not run right");
+		placement_add(pl, elf, &vma, eligible, ok, starts);
+		starts[pl->runs - 1] = vma.start;
+	}
+	ksft_print_msg("%s: %d runs, %d distinct, %d ran right, %d 2 MiB-congruent\n", path,
+		       pl->runs, pl->distinct, pl->ran_ok, pl->congruent);
+	ksft_print_msg("%s: load bias 2 MiB-aligned in %d, 0 in %d; eligible blocks in %d, min %ld\n",
+		       path, pl->bias_aligned, pl->at_vaddr, pl->with_blocks, pl->eligible_min);
+	return 0;
+}
+
 /* Read a variant's program headers; exit failing unless it is as built. */
 static void prog_init(struct prog *p, const char *dir)
 {

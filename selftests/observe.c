@@ -49,6 +49,47 @@ static const char * const events[] = {
 static char saved_enable[NR_EVENTS];
 static long saved_prompt = -1;
 
+/*
+ * Read a file whose size stat() does not tell (tracefs, procfs) to its end:
+ * a malloc()ed, NUL-terminated buffer, its length in *len; NULL with errno
+ * set if it cannot be opened or read.
+ */
+static char *rothp_read_stream(const char *path, size_t *len)
+{
+	size_t cap = 65536, off = 0;
+	char *buf = malloc(cap), *bigger;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || !buf) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while ((n = read(fd, buf + off, cap - off - 1)) > 0) {
+		off += n;
+		if (cap - off > 1)
+			continue;
+		bigger = realloc(buf, cap * 2);
+		if (!bigger) {
+			n = -1;
+			break;
+		}
+		buf = bigger;
+		cap *= 2;
+	}
+	close(fd);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[off] = '\0';
+	*len = off;
+	return buf;
+}
+
 static int write_str(const char *path, const char *val)
 {
 	int fd = open(path, O_WRONLY | O_TRUNC);

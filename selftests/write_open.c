@@ -53,6 +53,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "kselftest.h"
 #include "rothp_util.h"
@@ -83,6 +84,35 @@ static const char * const touch_name[NR_TOUCH] = {
 #define TOUCH_CHECKS	(2 * NR_TOUCH + 2)
 #define TOUCH_SPLITS	2	/* pwrite() and MAP_SHARED; hole and O_DIRECT do not count */
 #define TOUCH_DROPS	2	/* the held ones */
+
+/*
+ * Sectors read so far from the block device holding path, from the third
+ * field of /sys/dev/block/MAJOR:MINOR/stat (Documentation/block/stat.rst).
+ * On failure, why says what was missing.
+ */
+static int rothp_disk_sectors_read(const char *path, unsigned long long *sectors, char *why,
+			    size_t len)
+{
+	char spath[64], buf[512];
+	struct stat st;
+
+	if (stat(path, &st)) {
+		snprintf(why, len, "stat %s: %s", path, strerror(errno));
+		return -1;
+	}
+	snprintf(spath, sizeof(spath), "/sys/dev/block/%u:%u/stat", major(st.st_dev),
+		 minor(st.st_dev));
+	if (rothp_read_line(spath, buf, sizeof(buf))) {
+		snprintf(why, len, "no disk statistics for %s: %s: %s", path, spath,
+			 strerror(errno));
+		return -1;
+	}
+	if (sscanf(buf, "%*u %*u %llu", sectors) != 1) {
+		snprintf(why, len, "%s: unexpected contents '%s'", spath, buf);
+		return -1;
+	}
+	return 0;
+}
 
 /*
  * The type of the mount dir is on, as /proc/self/mounts names it (the

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The tests' side of textprog's protocol: start it with pipes on its stdin
+ * and stdout, send one-line commands, read one-line replies.
+ */
+#ifndef __ROTHP_TEXTPROC_H
+#define __ROTHP_TEXTPROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* Generous per-reply limit: the guest is TCG, maybe with a KASAN kernel. */
+#define ROTHP_REPLY_TIMEOUT_MS	(180 * 1000)
+
+/* A running textprog, talked to over two pipes. */
+struct textproc {
+	pid_t pid;
+	FILE *in;			/* its stdin: commands */
+	FILE *out;			/* its stdout: replies */
+	unsigned long start, end;	/* its text VMA, from "ready" */
+	int action_rc, action_errno;	/* result of the initial action */
+};
+
+int textproc_start(struct textproc *tp, const char *path, const char *action);
+int textproc_cmd(struct textproc *tp, const char *cmd, char *reply, size_t len);
+int textproc_hugepage(struct textproc *tp, const char *who, double *t0);
+int textproc_run(struct textproc *tp, long *calls);
+int textproc_sum(struct textproc *tp, uint64_t *memsum, uint64_t *filesum);
+int textproc_stop(struct textproc *tp);
+long textproc_eligible(struct textproc *tp);
+bool textproc_sum_matches(struct textproc *tp, const char *who);
+void textproc_sum_and_run(struct textproc *tp, const char *who, bool *sum_ok, bool *run_ok);
+
+/* Two results: the text in memory matches the file; every stub runs. */
+#define textproc_check_sum_and_run(tp, who) do {			\
+	const char *__who = (who);					\
+	bool __sum_ok, __run_ok;					\
+									\
+	textproc_sum_and_run(tp, __who, &__sum_ok, &__run_ok);		\
+	ksft_test_result(__sum_ok, "%s: text in memory matches the file\n", __who); \
+	ksft_test_result(__run_ok, "%s: every stub returns its index\n", __who); \
+} while (0)
+
+/*
+ * Start textprog at path with its initial action, or exit failing; one
+ * result: "<what> returns 0", the action's madvise() return value.
+ */
+#define textproc_start_checked(tp, path, action, what) do {		\
+	const char *__what = (what);					\
+									\
+	if (textproc_start(tp, path, action))				\
+		ksft_exit_fail_msg("cannot start %s %s\n", path, action); \
+	if ((tp)->action_rc)						\
+		ksft_print_msg("%s: rc %d, %s\n", __what, (tp)->action_rc, \
+			       strerror((tp)->action_errno));		\
+	ksft_test_result((tp)->action_rc == 0, "%s returns 0\n", __what); \
+} while (0)
+
+#endif /* __ROTHP_TEXTPROC_H */

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers of the benchmarks (bench/), which report "# error: ..." and exit
+ * 1 rather than KTAP results.
+ */
+#ifndef __ROTHP_UTIL_BENCH_H
+#define __ROTHP_UTIL_BENCH_H
+
+/* Print "# error: ..." and exit 1, running the atexit handlers. */
+void rothp_bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* rothp_fresh_cache(), or fail. */
+void rothp_bench_fresh_cache(const char *path);
+
+#endif /* __ROTHP_UTIL_BENCH_H */

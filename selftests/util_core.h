@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The core of the rothp helper library: sizes, time and polling, hashes,
+ * kernel facts, small numeric helpers and the start of every test binary.
+ */
+#ifndef __ROTHP_UTIL_CORE_H
+#define __ROTHP_UTIL_CORE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#ifndef MADV_HUGEPAGE
+#define MADV_HUGEPAGE 14
+#endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+/* x86-64 numbers, for C libraries that do not define them yet. */
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open		434
+#endif
+#ifndef __NR_process_madvise
+#define __NR_process_madvise	440
+#endif
+
+#define ROTHP_PAGE_SIZE		4096UL
+#define ROTHP_PMD_SIZE		(2UL << 20)
+#define ROTHP_PMD_MASK		(~(ROTHP_PMD_SIZE - 1))
+#define ROTHP_ALIGN_UP(x, a)	(((x) + (a) - 1) & ~((a) - 1))
+#define ROTHP_ALIGN_DOWN(x, a)	((x) & ~((a) - 1))
+
+#define ROTHP_THP_SYSFS		"/sys/kernel/mm/transparent_hugepage/"
+/* The read and write size of the helpers that go through whole files. */
+#define ROTHP_IO_CHUNK		(1UL << 20)
+
+/*
+ * /proc/vmstat counters of the series: THPs split, and THPs dropped, when
+ * their file is opened for write. Baseline 6.12 has neither.
+ */
+#define ROTHP_VM_SPLIT_ON_WRITE	"thp_file_split_on_write"
+#define ROTHP_VM_DROP_ON_WRITE	"thp_file_drop_on_write"
+#define ROTHP_NO_SPLIT_ON_WRITE	"kernel lacks " ROTHP_VM_SPLIT_ON_WRITE " (baseline 6.12)"
+
+/* Time and polling. */
+double rothp_now(void);
+long rothp_wait_until(bool (*pred)(void *arg), void *arg, long timeout_ms, long interval_ms);
+
+/* Checksums: 64-bit FNV-1a, which textprog and the tests share. */
+uint64_t rothp_hash_init(void);
+uint64_t rothp_hash_update(uint64_t hash, const void *buf, size_t len);
+uint64_t rothp_hash(const void *buf, size_t len);
+int rothp_file_hash(int fd, off_t offset, size_t len, uint64_t *hash);
+
+/* Kernel facts. */
+unsigned long rothp_hpage_pmd_size(void);
+int rothp_kconfig(const char *name, char *src, size_t srclen);
+const char *rothp_fs_name(const char *path, int *large_folios);
+int rothp_vmstat(const char *name, long *val);
+int rothp_meminfo(const char *name, long *kb);
+
+/* Numbers: sorting, medians, pseudo-random numbers (splitmix64). */
+void rothp_sort(double *v, int n);
+double rothp_median(double *v, int n);
+uint64_t rothp_rand64(uint64_t *state);
+
+/*
+ * Race tests: pin the calling process to online CPU number index modulo
+ * the CPUs it may run on, so workers started with 0, 1, 2... run on
+ * different CPUs, as they would on a real machine. Returns the CPU, or -1
+ * (errno set) when the affinity cannot be read or set.
+ */
+int rothp_spread(int index);
+int rothp_nr_cpus(void);
+
+/*
+ * Common start of every test binary: KTAP header, argument and environment
+ * checks (skipping with a reason), drop_caches. Returns the directory; the
+ * caller sets its own plan, as kselftest.h keeps its counters per file.
+ */
+const char *rothp_test_init(int argc, char **argv, char *prog, size_t len);
+
+/*
+ * Results. These are macros, not functions here, because kselftest.h keeps
+ * its counters in each file that includes it: they must count in the test's.
+ * The same goes for every helper that reports a result or exits failing
+ * after results were reported: a macro, expanded in the test.
+ */
+
+/* Skipped, naming the case and the reason skip, unless skip is NULL. */
+#define rothp_result(skip, pass, fmt, ...) do {				\
+	const char *__skip = (skip);					\
+									\
+	if (__skip)							\
+		ksft_test_result_skip(fmt ": %s\n", ##__VA_ARGS__, __skip);	\
+	else								\
+		ksft_test_result(pass, fmt "\n", ##__VA_ARGS__);	\
+} while (0)
+
+#endif /* __ROTHP_UTIL_CORE_H */

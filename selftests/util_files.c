@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Files: small reads and writes, whole-file buffers, and copies removed at
+ * exit (with the settings, see util_settings.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "kselftest.h"
+#include "util_cache.h"
+#include "util_core.h"
+#include "util_files.h"
+#include "util_settings.h"
+
+#define NR_SCRATCH	8
+
+/* Files made by rothp_scratch_copy(), and the process that made them. */
+static char scratch_path[NR_SCRATCH][PATH_MAX];
+static pid_t scratch_owner;
+
+/* The first line of a small file, without its newline: 0, or -1 (errno). */
+int rothp_read_line(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* A number alone in a small file (sysfs, procfs): 0, or -1 (errno). */
+int rothp_read_long(const char *path, long *val)
+{
+	char buf[64], *end;
+
+	if (rothp_read_line(path, buf, sizeof(buf)))
+		return -1;
+	errno = 0;
+	*val = strtol(buf, &end, 10);
+	if (errno || end == buf || *end) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Write val to a sysfs or procfs file, saying why if it fails. */
+int rothp_write_text(const char *path, const char *val)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0) {
+		ksft_print_msg("open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	n = write(fd, val, strlen(val));
+	if (n != (ssize_t)strlen(val)) {
+		ksft_print_msg("write '%s' to %s: %s\n", val, path,
+			       n < 0 ? strerror(errno) : "short write");
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* The whole of a file in a malloc()ed buffer, or exit failing. */
+char *rothp_read_whole(const char *path, size_t *size)
+{
+	struct stat st;
+	size_t off;
+	ssize_t n;
+	char *buf;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st))
+		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));
+	*size = st.st_size;
+	buf = malloc(*size ? *size : 1);
+	if (!buf)
+		ksft_exit_fail_msg("malloc %zu: %s\n", *size, strerror(errno));
+	for (off = 0; off < *size; off += n) {
+		n = pread(fd, buf + off, *size - off, off);
+		if (n <= 0)
+			ksft_exit_fail_msg("pread %s: %s\n", path, n ? strerror(errno) : "short");
+	}
+	close(fd);
+	return buf;
+}
+
+/* A malloc()ed copy of len bytes, or exit failing. */
+char *rothp_memdup(const void *buf, size_t len)
+{
+	char *m = malloc(len ? len : 1);
+
+	if (!m)
+		ksft_exit_fail_msg("malloc %zu: %s\n", len, strerror(errno));
+	memcpy(m, buf, len);
+	return m;
+}
+
+/* Copy src to dst (created or truncated, mode 0755), then fsync dst. */
+int rothp_copy_file(const char *src, const char *dst)
+{
+	int in, out, ret = -1;
+	char *buf = malloc(ROTHP_IO_CHUNK);
+	ssize_t n, w;
+
+	if (!buf)
+		return -1;
+	in = open(src, O_RDONLY);
+	if (in < 0)
+		goto out_free;
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (out < 0)
+		goto out_in;
+	while ((n = read(in, buf, ROTHP_IO_CHUNK)) > 0) {
+		for (w = 0; w < n; ) {
+			ssize_t r = write(out, buf + w, n - w);
+
+			if (r <= 0)
+				goto out_out;
+			w += r;
+		}
+	}
+	if (!n && !fsync(out))
+		ret = 0;
+out_out:
+	if (close(out))
+		ret = -1;
+out_in:
+	close(in);
+out_free:
+	free(buf);
+	return ret;
+}
+
+/* Only async-signal-safe calls: it runs from a signal handler too. */
+void rothp_scratch_remove_all(void)
+{
+	int i;
+
+	if (getpid() != scratch_owner)
+		return;		/* a forked child exiting: the files are not its */
+	for (i = 0; i < NR_SCRATCH; i++) {
+		if (scratch_path[i][0])
+			unlink(scratch_path[i]);
+		scratch_path[i][0] = '\0';
+	}
+}
+
+/*
+ * Copy src to dst as rothp_copy_file() does (written, fsynced, closed), then
+ * write back and drop the page cache, so that dst starts with none. dst is
+ * removed at exit and on SIGINT/SIGTERM, unless rothp_scratch_remove() was
+ * called for it first.
+ */
+int rothp_scratch_copy(const char *src, const char *dst)
+{
+	int i, slot = -1;
+
+	if (strlen(dst) >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (i = 0; i < NR_SCRATCH; i++) {
+		if (!strcmp(scratch_path[i], dst)) {
+			slot = i;
+			break;
+		}
+		if (slot < 0 && !scratch_path[i][0])
+			slot = i;
+	}
+	if (slot < 0) {
+		ksft_print_msg("cannot copy to %s: more than %d scratch files\n", dst, NR_SCRATCH);
+		errno = ENOSPC;
+		return -1;
+	}
+	scratch_owner = getpid();
+	memcpy(scratch_path[slot], dst, strlen(dst) + 1);
+	rothp_restore_at_exit();
+	if (rothp_copy_file(src, dst) || rothp_drop_caches())
+		return -1;
+	return 0;
+}
+
+/* Remove a file made by rothp_scratch_copy() now. */
+void rothp_scratch_remove(const char *path)
+{
+	int i;
+
+	if (unlink(path))
+		ksft_print_msg("unlink %s: %s\n", path, strerror(errno));
+	for (i = 0; i < NR_SCRATCH; i++) {
+		if (!strcmp(scratch_path[i], path))
+			scratch_path[i][0] = '\0';
+	}
+}

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Mappings: /proc/PID/maps and smaps lines, the eligible 2 MiB blocks of a
+ * file VMA, MADV_COLLAPSE retried on EAGAIN, and 2 MiB-aligned mappings.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "util_core.h"
+#include "util_maps.h"
+
+/* Parse a /proc/PID/maps line (or an smaps header line); 0 if it is one. */
+static int parse_maps_line(const char *line, struct rothp_vma *vma)
+{
+	size_t len;
+	int pos = 0;
+
+	if (sscanf(line, "%lx-%lx %4s %lx %x:%x %lu %n", &vma->start, &vma->end,
+		   vma->perms, &vma->offset, &vma->dev_major, &vma->dev_minor,
+		   &vma->inode, &pos) != 7 || !pos)
+		return -1;
+
+	len = strcspn(line + pos, "\n");
+	if (len >= sizeof(vma->path))
+		len = sizeof(vma->path) - 1;
+	memcpy(vma->path, line + pos, len);
+	vma->path[len] = '\0';
+	return 0;
+}
+
+static FILE *open_proc(pid_t pid, const char *name)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	return fopen(path, "r");
+}
+
+/* The VMA of pid that contains addr. */
+int rothp_find_vma(pid_t pid, unsigned long addr, struct rothp_vma *vma)
+{
+	FILE *fp = open_proc(pid, "maps");
+	char *line = NULL;
+	size_t cap = 0;
+	int ret = -1;
+
+	if (!fp)
+		return -1;
+	while (getline(&line, &cap, fp) > 0) {
+		if (!parse_maps_line(line, vma) && addr >= vma->start && addr < vma->end) {
+			ret = 0;
+			break;
+		}
+	}
+	free(line);
+	fclose(fp);
+	return ret;
+}
+
+/* One "<field>: N kB" line of the smaps entry of pid's VMA at addr, in bytes; -1. */
+long rothp_smaps_field(pid_t pid, unsigned long addr, const char *field)
+{
+	FILE *fp = open_proc(pid, "smaps");
+	size_t flen = strlen(field);
+	struct rothp_vma vma;
+	char *line = NULL;
+	size_t cap = 0;
+	bool inside = false;
+	long kb, ret = -1;
+
+	if (!fp)
+		return -1;
+	while (getline(&line, &cap, fp) > 0) {
+		if (!parse_maps_line(line, &vma)) {
+			if (inside)
+				break;
+			inside = addr >= vma.start && addr < vma.end;
+			continue;
+		}
+		if (inside && !strncmp(line, field, flen) && line[flen] == ':' &&
+		    sscanf(line + flen + 1, "%ld kB", &kb) == 1) {
+			ret = kb * 1024;
+			break;
+		}
+	}
+	free(line);
+	fclose(fp);
+	return ret;
+}
+
+/* FilePmdMapped of the VMA of pid containing addr, in bytes; -1 on error. */
+long rothp_file_pmd_mapped(pid_t pid, unsigned long addr)
+{
+	return rothp_smaps_field(pid, addr, "FilePmdMapped");
+}
+
+/*
+ * The 2 MiB blocks of a file VMA that can be PMD-mapped: aligned in virtual
+ * memory, wholly inside the VMA, at a 2 MiB-aligned file offset (the kernel
+ * requires vaddr and offset congruent, thp_vma_suitable_order()), and ending
+ * within the file (collapse cannot read a folio past EOF).
+ */
+static long eligible_blocks(const struct rothp_vma *vma, off_t file_size)
+{
+	unsigned long addr, off;
+	long n = 0;
+
+	for (addr = ROTHP_ALIGN_UP(vma->start, ROTHP_PMD_SIZE);
+	     addr + ROTHP_PMD_SIZE <= vma->end && addr + ROTHP_PMD_SIZE > addr;
+	     addr += ROTHP_PMD_SIZE) {
+		off = vma->offset + (addr - vma->start);
+		if (off % ROTHP_PMD_SIZE)
+			continue;
+		if (off + ROTHP_PMD_SIZE > (unsigned long)file_size)
+			continue;
+		n++;
+	}
+	return n;
+}
+
+long rothp_vma_eligible_blocks(const struct rothp_vma *vma)
+{
+	struct stat st;
+
+	if (vma->path[0] != '/' || stat(vma->path, &st))
+		return -1;
+	if (st.st_ino != vma->inode)
+		return -1;	/* replaced or deleted since it was mapped */
+	return eligible_blocks(vma, st.st_size);
+}
+
+/*
+ * madvise(MADV_COLLAPSE), retried a few times on EAGAIN, which means a page
+ * was transiently busy (madvise_collapse_errno() in mm/khugepaged.c). Returns
+ * the last madvise() result; *err is its errno, or 0. Notes go to stderr, as
+ * textprog's stdout is its reply pipe.
+ */
+int rothp_madv_collapse(void *addr, size_t len, int *err)
+{
+	double end = rothp_now() + ROTHP_COLLAPSE_RETRY_S;
+	int rc, tries = 0;
+
+	/*
+	 * EAGAIN is MADV_COLLAPSE's "transient, try again": a folio was
+	 * locked, off the LRU or had an extra reference, typically from
+	 * a fault of a task running the text on another CPU while the
+	 * range was being unmapped. Retry for a while, as a caller should.
+	 */
+	for (;;) {
+		rc = madvise(addr, len, MADV_COLLAPSE);
+		*err = rc ? errno : 0;
+		if (!rc || *err != EAGAIN || rothp_now() >= end)
+			break;
+		tries++;
+		usleep(50 * 1000);
+	}
+	if (tries)
+		fprintf(stderr, "MADV_COLLAPSE of %p: EAGAIN %d time(s), %s\n", addr, tries,
+			rc ? "giving up" : "then done");
+	return rc;
+}
+
+/*
+ * Map len bytes of fd from offset, MAP_PRIVATE, at a 2 MiB-aligned address
+ * plus misalign (a multiple of the page size). The address is found by
+ * reserving a PROT_NONE area large enough, mapping over it with MAP_FIXED,
+ * and unmapping what is left of the reservation.
+ */
+void *rothp_map_aligned(int fd, size_t len, off_t offset, size_t misalign, int prot)
+{
+	size_t span = len + misalign + ROTHP_PMD_SIZE;
+	char *base, *addr, *p, *end;
+
+	base = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED)
+		return MAP_FAILED;
+	addr = (char *)ROTHP_ALIGN_UP((unsigned long)base, ROTHP_PMD_SIZE) + misalign;
+	p = mmap(addr, len, prot, MAP_PRIVATE | MAP_FIXED, fd, offset);
+	if (p == MAP_FAILED) {
+		int err = errno;
+
+		munmap(base, span);
+		errno = err;
+		return MAP_FAILED;
+	}
+	end = addr + ROTHP_ALIGN_UP(len, ROTHP_PAGE_SIZE);
+	if (addr > base)
+		munmap(base, addr - base);
+	if (base + span > end)
+		munmap(end, base + span - end);
+	return p;
+}

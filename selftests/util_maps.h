@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Mappings: /proc/PID/maps and smaps, the 2 MiB blocks of a file VMA that
+ * can be PMD-mapped, MADV_COLLAPSE, and mappings at a chosen alignment.
+ */
+#ifndef __ROTHP_UTIL_MAPS_H
+#define __ROTHP_UTIL_MAPS_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* One line of /proc/PID/maps. */
+struct rothp_vma {
+	unsigned long start;
+	unsigned long end;
+	unsigned long offset;		/* file offset of start, in bytes */
+	char perms[5];
+	unsigned int dev_major;
+	unsigned int dev_minor;
+	unsigned long inode;
+	char path[PATH_MAX];
+};
+
+int rothp_find_vma(pid_t pid, unsigned long addr, struct rothp_vma *vma);
+long rothp_smaps_field(pid_t pid, unsigned long addr, const char *field);
+long rothp_file_pmd_mapped(pid_t pid, unsigned long addr);
+long rothp_vma_eligible_blocks(const struct rothp_vma *vma);
+
+/* How long rothp_madv_collapse() retries an MADV_COLLAPSE failing with EAGAIN. */
+#define ROTHP_COLLAPSE_RETRY_S 5.0
+int rothp_madv_collapse(void *addr, size_t len, int *err);
+void *rothp_map_aligned(int fd, size_t len, off_t offset, size_t misalign, int prot);
+
+/* The first len bytes of fd mapped r-x private at a 2 MiB-aligned address, or exit failing. */
+#define rothp_map_text(fd, len) ({					\
+	char *__p = rothp_map_aligned((fd), (len), 0, 0, PROT_READ | PROT_EXEC); \
+									\
+	if (__p == MAP_FAILED)						\
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));	\
+	__p;								\
+})
+
+#endif /* __ROTHP_UTIL_MAPS_H */

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Settings saved and restored: one table of every knob a test changes, the
+ * THP sysfs knobs, the prompt collapse switch and sysctls. A save pushes a
+ * knob's path and value; rothp_thp_restore() and rothp_sysctl_restore() pop
+ * their own, the last saved first; what is left is restored at exit and on
+ * SIGINT/SIGTERM, with rothp_scratch_copy()'s files removed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kselftest.h"
+#include "util_core.h"
+#include "util_files.h"
+#include "util_prompt.h"
+#include "util_settings.h"
+
+#define SYSCTL_DIR		"/proc/sys/"
+/* Room for the THP knobs, the prompt collapse switch and a few sysctls. */
+#define NR_SAVED		16
+#define NR_SYSCTL_SAVED		4
+
+/* The THP knobs rothp_thp_save() saves, in the order they are restored. */
+static const char * const thp_knobs[] = {
+	"khugepaged/scan_sleep_millisecs",
+	"khugepaged/alloc_sleep_millisecs",
+	"khugepaged/pages_to_scan",
+	"khugepaged/max_ptes_none",
+	"khugepaged/defrag",
+	"defrag",
+	"enabled",
+};
+
+#define NR_THP_KNOBS	ARRAY_SIZE(thp_knobs)
+
+/* One saved knob: its file, the value to write back, and who restores it. */
+struct saved_knob {
+	char path[160];
+	char val[64];
+	bool thp;	/* rothp_thp_restore()'s, else rothp_sysctl_restore()'s */
+};
+
+static struct saved_knob saved[NR_SAVED];
+static volatile sig_atomic_t nr_saved;
+
+static int nr_saved_of(bool thp)
+{
+	int i, n = 0;
+
+	for (i = 0; i < nr_saved; i++)
+		n += saved[i].path[0] && saved[i].thp == thp;
+	return n;
+}
+
+/* Push a knob; the caller checked there is room. */
+static void knob_push(const char *path, const char *val, bool thp)
+{
+	struct saved_knob *k = &saved[nr_saved];
+
+	snprintf(k->path, sizeof(k->path), "%s", path);
+	snprintf(k->val, sizeof(k->val), "%s", val);
+	k->thp = thp;
+	nr_saved = nr_saved + 1;
+	rothp_restore_at_exit();
+}
+
+/* Write back the saved knobs of one kind, the last saved first, and forget them. */
+static void knobs_restore(bool thp)
+{
+	int i;
+
+	for (i = nr_saved - 1; i >= 0; i--) {
+		if (!saved[i].path[0] || saved[i].thp != thp)
+			continue;
+		rothp_write_text(saved[i].path, saved[i].val);
+		saved[i].path[0] = '\0';
+	}
+	while (nr_saved > 0 && !saved[nr_saved - 1].path[0])
+		nr_saved = nr_saved - 1;
+}
+
+/* Everything saved is restored at exit and on SIGINT/SIGTERM. */
+static void restore_all(void)
+{
+	rothp_sysctl_restore();
+	rothp_thp_restore();
+	rothp_scratch_remove_all();
+}
+
+static void restore_signal(int sig)
+{
+	restore_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void rothp_restore_at_exit(void)
+{
+	static bool registered;
+	struct sigaction sa;
+
+	if (registered)
+		return;
+	registered = true;
+	atexit(restore_all);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = restore_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Read a numeric sysctl, name relative to /proc/sys; -1 if it is not there. */
+int rothp_sysctl_read(const char *name, long *val)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
+	return rothp_read_long(path, val);
+}
+
+int rothp_sysctl_write(const char *name, long val)
+{
+	char path[PATH_MAX], buf[32];
+
+	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
+	snprintf(buf, sizeof(buf), "%ld", val);
+	return rothp_write_text(path, buf);
+}
+
+/* Save a numeric sysctl; it is restored at exit and on SIGINT/SIGTERM. */
+int rothp_sysctl_save(const char *name)
+{
+	char path[160], val[32];
+	long v;
+
+	if (nr_saved_of(false) >= NR_SYSCTL_SAVED || nr_saved >= NR_SAVED || strlen(name) >= 64) {
+		ksft_print_msg("cannot save sysctl %s: no room\n", name);
+		return -1;
+	}
+	if (rothp_sysctl_read(name, &v)) {
+		ksft_print_msg("cannot read %s%s: %s\n", SYSCTL_DIR, name, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
+	snprintf(val, sizeof(val), "%ld", v);
+	knob_push(path, val, false);
+	return 0;
+}
+
+/* Restore the saved sysctls, the last saved first. */
+void rothp_sysctl_restore(void)
+{
+	knobs_restore(false);
+}
+
+/* Read a THP sysfs knob; for "a [b] c" choices, the bracketed one. */
+int rothp_thp_read_str(const char *knob, char *buf, size_t len)
+{
+	char path[PATH_MAX], raw[256], *open_br, *close_br;
+
+	snprintf(path, sizeof(path), ROTHP_THP_SYSFS "%s", knob);
+	if (rothp_read_line(path, raw, sizeof(raw)))
+		return -1;
+	open_br = strchr(raw, '[');
+	close_br = open_br ? strchr(open_br, ']') : NULL;
+	if (open_br && close_br) {
+		*close_br = '\0';
+		snprintf(buf, len, "%s", open_br + 1);
+	} else {
+		snprintf(buf, len, "%s", raw);
+	}
+	return 0;
+}
+
+int rothp_thp_set_str(const char *knob, const char *val)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), ROTHP_THP_SYSFS "%s", knob);
+	return rothp_write_text(path, val);
+}
+
+static int thp_set_num(const char *knob, unsigned long val)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lu", val);
+	return rothp_thp_set_str(knob, buf);
+}
+
+/*
+ * Save the THP knobs; they are restored by rothp_thp_restore(), at exit
+ * and on SIGINT/SIGTERM.
+ */
+int rothp_thp_save(void)
+{
+	char val[NR_THP_KNOBS][64], path[160];
+	size_t i;
+
+	if (nr_saved + NR_THP_KNOBS > NR_SAVED) {
+		ksft_print_msg("cannot save the THP settings: no room\n");
+		return -1;
+	}
+	for (i = 0; i < NR_THP_KNOBS; i++) {
+		if (rothp_thp_read_str(thp_knobs[i], val[i], sizeof(val[i]))) {
+			ksft_print_msg("cannot read %s%s: %s\n", ROTHP_THP_SYSFS, thp_knobs[i],
+				       strerror(errno));
+			return -1;
+		}
+	}
+	/* Pushed backwards, so that they are restored in thp_knobs[] order. */
+	for (i = NR_THP_KNOBS; i-- > 0; ) {
+		snprintf(path, sizeof(path), ROTHP_THP_SYSFS "%s", thp_knobs[i]);
+		knob_push(path, val[i], true);
+	}
+	return 0;
+}
+
+/*
+ * Save the prompt collapse switch with the THP knobs: restored by
+ * rothp_thp_restore(), at exit and on SIGINT/SIGTERM. *on (unless NULL)
+ * gets its value. -1 with errno when it cannot be read (ENOENT: baseline
+ * 6.12 has none), saying nothing: the caller does.
+ */
+int rothp_prompt_save(long *on)
+{
+	char val[32];
+	long v;
+
+	if (rothp_prompt_read(&v))
+		return -1;
+	if (nr_saved >= NR_SAVED) {
+		errno = ENOSPC;
+		return -1;
+	}
+	snprintf(val, sizeof(val), "%ld", v);
+	knob_push(ROTHP_THP_SYSFS ROTHP_PROMPT_KNOB, val, true);
+	if (on)
+		*on = v;
+	return 0;
+}
+
+/* Restore the saved THP knobs and prompt collapse switch. */
+void rothp_thp_restore(void)
+{
+	knobs_restore(true);
+}
+
+/*
+ * khugepaged tunables: sleep_ms between passes of 4096 PTEs (8 PMDs),
+ * alloc_ms after an allocation failure; max_ptes_none and defrag at their
+ * defaults (HPAGE_PMD_NR - 1 and 1, khugepaged_init()), so that a changed
+ * host value cannot stop a collapse.
+ */
+static int thp_khugepaged_set(unsigned long sleep_ms, unsigned long alloc_ms)
+{
+	unsigned long nr = rothp_hpage_pmd_size() / ROTHP_PAGE_SIZE;
+
+	if (!nr)
+		return -1;
+	if (thp_set_num("khugepaged/scan_sleep_millisecs", sleep_ms) ||
+	    thp_set_num("khugepaged/alloc_sleep_millisecs", alloc_ms) ||
+	    thp_set_num("khugepaged/pages_to_scan", 4096) ||
+	    thp_set_num("khugepaged/max_ptes_none", nr - 1) ||
+	    thp_set_num("khugepaged/defrag", 1))
+		return -1;
+	return 0;
+}
+
+/*
+ * Make khugepaged scan often: 100 ms sleeps and 4096 PTEs (8 PMDs) a pass.
+ * max_ptes_none and defrag are set to their defaults (HPAGE_PMD_NR - 1 and
+ * 1, khugepaged_init()), so a changed host value cannot stop a collapse.
+ */
+int rothp_thp_khugepaged_fast(void)
+{
+	return thp_khugepaged_set(100, 100);
+}
+
+/*
+ * khugepaged's default tunables (khugepaged_init(), mm/khugepaged.c): 10 s
+ * sleeps between passes of 4096 pages, 60 s after an allocation failure.
+ */
+int rothp_thp_khugepaged_defaults(void)
+{
+	return thp_khugepaged_set(10000, 60000);
+}
+
+/*
+ * Make khugepaged scan now: a write to scan_sleep_millisecs, even of its
+ * value, ends its sleep (scan_sleep_millisecs_store()). That pass also
+ * frees the slots of mms that have exited.
+ */
+int rothp_khugepaged_kick(void)
+{
+	char buf[32];
+
+	if (rothp_thp_read_str("khugepaged/scan_sleep_millisecs", buf, sizeof(buf)))
+		return -1;
+	return rothp_thp_set_str("khugepaged/scan_sleep_millisecs", buf);
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Settings a test changes and must put back: the THP sysfs knobs, the
+ * prompt collapse switch and sysctls, saved in one table and restored, the
+ * last saved first, by the test or at exit and on SIGINT/SIGTERM.
+ */
+#ifndef __ROTHP_UTIL_SETTINGS_H
+#define __ROTHP_UTIL_SETTINGS_H
+
+#include <stddef.h>
+
+/* sysctls under /proc/sys, e.g. "fs/elf_text_thp_align". */
+int rothp_sysctl_read(const char *name, long *val);
+int rothp_sysctl_write(const char *name, long val);
+int rothp_sysctl_save(const char *name);
+void rothp_sysctl_restore(void);
+
+/* THP sysfs knobs, relative to ROTHP_THP_SYSFS, e.g. "khugepaged/defrag". */
+int rothp_thp_read_str(const char *knob, char *buf, size_t len);
+int rothp_thp_set_str(const char *knob, const char *val);
+int rothp_thp_save(void);
+/* The prompt collapse switch too, when saved: -1 (ENOENT) without one. */
+int rothp_prompt_save(long *on);
+void rothp_thp_restore(void);
+
+/* khugepaged's tunables: 100 ms sleeps, or its defaults (10 s and 60 s). */
+int rothp_thp_khugepaged_fast(void);
+int rothp_thp_khugepaged_defaults(void);
+int rothp_khugepaged_kick(void);
+
+/* What is saved, and rothp_scratch_copy()'s files, go at exit and on signals. */
+void rothp_restore_at_exit(void);
+
+#endif /* __ROTHP_UTIL_SETTINGS_H */
