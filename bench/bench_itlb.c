@@ -268,15 +268,6 @@ static void prog_init(struct prog *p, const char *dir, const char *name)
 		rothp_bench_fail("%s: no 2 MiB-aligned stubs", p->path);
 }
 
-/* The page cache read afresh, in small folios, or left empty. */
-static void fresh_cache(const struct prog *p, bool read)
-{
-	if (rothp_drop_caches())
-		rothp_bench_fail("drop_caches: %s", strerror(errno));
-	if (read && rothp_prewarm(p->path))
-		rothp_bench_fail("cannot read %s: %s", p->path, strerror(errno));
-}
-
 static void set_thp(const char *enabled)
 {
 	if (rothp_thp_set_str("enabled", enabled))
@@ -414,7 +405,7 @@ static void sweep(enum mode m)
 	if (!map || !map2)
 		rothp_bench_fail("malloc");
 	set_thp(m == MODE_4K ? "never" : "madvise");
-	fresh_cache(&big, true);
+	rothp_bench_fresh_cache(big.path);
 	if (textproc_start(&tp, big.path, "none"))
 		rothp_bench_fail("cannot start %s", big.path);
 	base = blob_addr(&tp, &big);
@@ -513,7 +504,7 @@ static void collapse_cost(void)
 		rothp_bench_fail("%s: %s", big.path, strerror(errno));
 	set_thp("madvise");
 	for (r = 0; r < COLLAPSE_RUNS; r++) {
-		fresh_cache(&big, true);
+		rothp_bench_fresh_cache(big.path);
 		p = map_blocks(&big, &len);
 		nr = len / ROTHP_PMD_SIZE;
 		huge = cache_huge(&big, rothp_elf_text_block_offset(&elf), nr, NULL);
@@ -587,7 +578,7 @@ static void measure_memory(enum mode m)
 	int i;
 
 	set_thp("madvise");
-	fresh_cache(&small, true);
+	rothp_bench_fresh_cache(small.path);
 	for (i = 0; i < NPROC; i++) {
 		if (textproc_start(&tp[i], small.path, "none"))
 			rothp_bench_fail("cannot start %s", small.path);
@@ -631,7 +622,7 @@ static void partly_used(void)
 	int rc, err;
 
 	set_thp("madvise");
-	fresh_cache(&small, false);
+	rothp_bench_fresh_cache(NULL);
 	if (textproc_start(&tp, small.path, "none"))
 		rothp_bench_fail("cannot start %s", small.path);
 	cmd_ok(&tp, "random", reply, sizeof(reply), "random 0 ");
@@ -666,7 +657,7 @@ static void check_observable(enum mode m)
 	bool named;
 
 	set_thp("madvise");
-	fresh_cache(&small, true);
+	rothp_bench_fresh_cache(small.path);
 	if (textproc_start(&tp, small.path, "none"))
 		rothp_bench_fail("cannot start %s", small.path);
 	make_mode(&tp, m);

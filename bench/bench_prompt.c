@@ -55,23 +55,6 @@
 
 static char prog[PATH_MAX];
 static bool has_prompt;
-static long prompt_saved = -1;
-
-static void prompt_restore(void)
-{
-	if (prompt_saved >= 0)
-		rothp_prompt_set(prompt_saved);
-}
-
-/* Drop the page cache, then read textprog back in small folios. */
-static void fresh_cache(void)
-{
-	if (rothp_drop_caches())
-		rothp_bench_fail("drop_caches: %s", strerror(errno));
-	if (rothp_prewarm(prog))
-		rothp_bench_fail("cannot read %s: %s", prog, strerror(errno));
-}
-
 /* Let khugepaged free the slots of the mms that exited: it is idle then. */
 static void quiesce(void)
 {
@@ -98,7 +81,7 @@ static double run_once(const char *what, bool busy)
 	quiesce();
 	if (busy && rothp_neighbour_start(&nb, NEIGHBOUR_MIB))
 		rothp_bench_fail("%s: cannot start a %d MiB neighbour", what, NEIGHBOUR_MIB);
-	fresh_cache();
+	rothp_bench_fresh_cache(prog);
 	if (textproc_start(&tp, prog, "none"))
 		rothp_bench_fail("%s: cannot start %s", what, prog);
 	if (textproc_run(&tp, &calls) != 1)
@@ -161,7 +144,7 @@ static double madvise_us(void)
 	char *p;
 
 	quiesce();
-	fresh_cache();
+	rothp_bench_fresh_cache(prog);
 	p = map_text(&len);
 	for (off = 0; off < len; off += ROTHP_PAGE_SIZE)
 		sink ^= *(volatile unsigned char *)(p + off);
@@ -218,9 +201,8 @@ int main(int argc, char **argv)
 		rothp_bench_fail("cannot save the THP settings");
 	has_prompt = !rothp_prompt_skip();
 	if (has_prompt) {
-		if (rothp_prompt_read(&prompt_saved))
+		if (rothp_prompt_save(NULL))
 			rothp_bench_fail("cannot read %s: %s", ROTHP_PROMPT_KNOB, strerror(errno));
-		atexit(prompt_restore);
 		if (rothp_prompt_set(1))
 			rothp_bench_fail("cannot set %s to 1", ROTHP_PROMPT_KNOB);
 	}

@@ -57,7 +57,6 @@ static const char *const fpa_knobs[] = {
 static char fpa_saved[NR_FPA][32];
 static bool fpa_saved_valid;
 static pid_t armed_pid;		/* a task whose make-it-fail we set, or 0 */
-static long prompt_saved = -1;
 static const char *skip;	/* why prompt collapse checks skip, or NULL */
 static char prog[PATH_MAX];
 
@@ -136,8 +135,6 @@ static void restore_all(void)
 {
 	fpa_restore();
 	rothp_thp_restore();
-	if (prompt_saved >= 0)
-		rothp_prompt_set(prompt_saved);
 }
 
 /* The pid of the khugepaged thread, from /proc/<pid>/comm. */
@@ -516,7 +513,7 @@ int main(int argc, char **argv)
 	if (rothp_thp_save())
 		ksft_exit_fail_msg("cannot save THP settings\n");
 	fpa_save();
-	if (!skip && rothp_prompt_read(&prompt_saved))
+	if (!skip && rothp_prompt_save(NULL))
 		ksft_exit_fail_msg("cannot read %s: %s\n", ROTHP_PROMPT_KNOB, strerror(errno));
 	atexit(restore_all);
 

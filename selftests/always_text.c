@@ -69,14 +69,6 @@ struct cc1_result {
 	double secs;
 };
 
-static long saved_prompt = -1;
-
-static void restore_prompt(void)
-{
-	if (saved_prompt >= 0)
-		rothp_prompt_set(saved_prompt);
-}
-
 /*
  * NR_FUNCS functions with loops, a switch, structs and floating point, and
  * one that calls them all: enough for -O2 to run its inliner, loop and
@@ -359,9 +351,8 @@ int main(int argc, char **argv)
 	if (rothp_thp_save())
 		ksft_exit_fail_msg("cannot save the THP settings\n");
 	if (!skip) {
-		if (rothp_prompt_read(&saved_prompt))
+		if (rothp_prompt_save(NULL))
 			ksft_exit_fail_msg("cannot read %s\n", ROTHP_PROMPT_KNOB);
-		atexit(restore_prompt);
 		if (rothp_prompt_set(0))
 			ksft_exit_fail_msg("cannot set %s\n", ROTHP_PROMPT_KNOB);
 	}

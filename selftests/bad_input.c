@@ -106,15 +106,6 @@ static int madv(void *addr, size_t len, int advice, int *err)
 	return rc;
 }
 
-/* Read a byte of every page, so the range has page tables. */
-static void touch(const char *p, size_t len)
-{
-	size_t off;
-
-	for (off = 0; off < len; off += ROTHP_PAGE_SIZE)
-		(void)*(volatile const char *)(p + off);
-}
-
 /* The main mapping still reads as the file. */
 static bool main_intact(void)
 {
@@ -291,7 +282,7 @@ static void test_unmapped(int fd)
 	 * range has page tables (see the SCAN_PMD_NULL case).
 	 */
 	p = map_holed(fd, file_len, PROT_READ | PROT_EXEC, MAP_PRIVATE);
-	touch(p, file_len);
+	rothp_touch(p, file_len, ROTHP_PAGE_SIZE);
 	before = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	rc = madv(p - PMD, 3 * PMD, MADV_COLLAPSE, &err);
 	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
@@ -342,7 +333,7 @@ static void test_no_page_table(int fd)
 	memset(&blk, 0, sizeof(blk));
 	if (rothp_cache_blocks(fd, 4 * PMD, 1, &blk))
 		ksft_print_msg("page cache probe: %s\n", strerror(errno));
-	touch(p, PMD);
+	rothp_touch(p, PMD, ROTHP_PAGE_SIZE);
 	pmd_read = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	ksft_print_msg("no page table: page cache block huge %d; FilePmdMapped %ld kB, %ld kB after reading\n",
 		       blk.huge, pmd_now / 1024, pmd_read / 1024);
@@ -370,7 +361,7 @@ static void test_mappings(const char *path, int fd)
 	 * PMDs (do_set_pmd() takes vm_page_prot); smaps counts them.
 	 */
 	p = map_file(fd, file_len, PROT_READ);
-	touch(p, file_len);
+	rothp_touch(p, file_len, ROTHP_PAGE_SIZE);
 	if (mprotect(p, file_len, PROT_NONE))
 		ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
 	rc = madv(p, file_len, MADV_HUGEPAGE, &err);
@@ -390,7 +381,7 @@ static void test_mappings(const char *path, int fd)
 	p = mmap(p, file_len, PROT_READ, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
 	if (p == MAP_FAILED)
 		ksft_exit_fail_msg("mmap shared: %s\n", strerror(errno));
-	touch(p, file_len);
+	rothp_touch(p, file_len, ROTHP_PAGE_SIZE);
 	rc = madv(p, file_len, MADV_COLLAPSE, &err);
 	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	report("MADV_COLLAPSE, MAP_SHARED PROT_READ mapping: PMD-mapped", rc, err, 0, 0,
@@ -406,7 +397,7 @@ static void test_mappings(const char *path, int fd)
 	p = mmap(p, file_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, wfd, 0);
 	if (p == MAP_FAILED)
 		ksft_exit_fail_msg("mmap shared writable: %s\n", strerror(errno));
-	touch(p, file_len);
+	rothp_touch(p, file_len, ROTHP_PAGE_SIZE);
 	rc = madv(p, file_len, MADV_COLLAPSE, &err);
 	report("MADV_COLLAPSE, MAP_SHARED writable mapping", rc, err, 0, EINVAL,
 	       !memcmp(p, file_buf, file_len));
@@ -414,7 +405,7 @@ static void test_mappings(const char *path, int fd)
 
 	/* A private r-x mapping while another fd holds the file open for write. */
 	p = map_file(fd, file_len, PROT_READ | PROT_EXEC);
-	touch(p, file_len);
+	rothp_touch(p, file_len, ROTHP_PAGE_SIZE);
 	rc = madv(p, file_len, MADV_HUGEPAGE, &err);
 	report("MADV_HUGEPAGE, file open for write elsewhere", rc, err, 0, 0,
 	       vma_flag(p, "hg") == 1 && !memcmp(p, file_buf, file_len));
@@ -441,7 +432,7 @@ static void test_deleted(const char *dir, const char *src)
 	p = map_file(fd, file_len, PROT_READ | PROT_EXEC);
 	close(fd);
 	rothp_scratch_remove(path);
-	touch(p, file_len);
+	rothp_touch(p, file_len, ROTHP_PAGE_SIZE);
 	rc = madv(p, file_len, MADV_COLLAPSE, &err);
 	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	report("MADV_COLLAPSE, mapped file unlinked: PMD-mapped", rc, err, 0, 0,
@@ -475,7 +466,7 @@ static void test_special_files(void)
 	p = mmap(p, MEMFD_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
 	if (p == MAP_FAILED)
 		ksft_exit_fail_msg("mmap memfd: %s\n", strerror(errno));
-	touch(p, MEMFD_LEN);
+	rothp_touch(p, MEMFD_LEN, ROTHP_PAGE_SIZE);
 	rc = madv(p, MEMFD_LEN, MADV_COLLAPSE, &err);
 	pmd = smaps_bytes(getpid(), p, "ShmemPmdMapped:");
 	same = true;
@@ -663,7 +654,7 @@ static void perm_child(int out, char *map, size_t len)
 	if (become_nobody() || prctl(PR_SET_DUMPABLE, 1) || pipe(ctl))
 		_exit(2);
 	/* fork() copied no page table of the file mapping: fault it back. */
-	touch(map, len);
+	rothp_touch(map, len, ROTHP_PAGE_SIZE);
 	sib = fork();
 	if (!sib) {
 		close(ctl[1]);
@@ -783,7 +774,7 @@ static void test_process_madvise(const char *dir, const char *src)
 	fd = open(path, O_RDONLY);
 	map = map_file(fd, file_len, PROT_READ | PROT_EXEC);
 	close(fd);
-	touch(map, file_len);
+	rothp_touch(map, file_len, ROTHP_PAGE_SIZE);
 	if (pipe(pfd))
 		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
 	fflush(NULL);
@@ -964,7 +955,7 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		ksft_exit_fail_msg("open %s: %s\n", path, strerror(errno));
 	main_map = map_file(fd, file_len, PROT_READ | PROT_EXEC);
-	touch(main_map, file_len);
+	rothp_touch(main_map, file_len, ROTHP_PAGE_SIZE);
 	ksft_print_msg("%s: %zu MiB mapped at %p, FilePmdMapped %ld kB\n", path, file_len >> 20,
 		       main_map, rothp_file_pmd_mapped(getpid(), (unsigned long)main_map) / 1024);
 

@@ -106,8 +106,8 @@ out:
 
 static char prog[PATH_MAX];
 static const char *dir;
-static char *orig;		/* textprog's bytes */
-static size_t orig_size;
+/* textprog's bytes, and how a difference from them is said */
+static struct rothp_orig orig = { .say_written = true };
 static size_t len;		/* the whole 2 MiB blocks from offset 0 */
 static int retry_known;		/* rothp_scan_result_known(SCAN_DIRTY) */
 static char files[NR_FILES][PATH_MAX];
@@ -133,20 +133,6 @@ static const char *file_path(int i, const char *name)
 	return files[i];
 }
 
-static int write_all(int fd, const char *buf, size_t n)
-{
-	ssize_t w;
-
-	while (n) {
-		w = write(fd, buf, n < CHUNK ? n : CHUNK);
-		if (w <= 0)
-			return -1;
-		buf += w;
-		n -= w;
-	}
-	return 0;
-}
-
 /* A new file holding textprog's bytes, written with write(2), then closed. */
 static void write_new(const char *path, bool do_fsync)
 {
@@ -156,7 +142,7 @@ static void write_new(const char *path, bool do_fsync)
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0755);
 	if (fd < 0)
 		ksft_exit_fail_msg("create %s: %s\n", path, strerror(errno));
-	if (write_all(fd, orig, orig_size))
+	if (rothp_write_all(fd, orig.buf, orig.size, CHUNK))
 		ksft_exit_fail_msg("write %s: %s\n", path, strerror(errno));
 	if (do_fsync && fsync(fd))
 		ksft_exit_fail_msg("fsync %s: %s\n", path, strerror(errno));
@@ -164,104 +150,10 @@ static void write_new(const char *path, bool do_fsync)
 		ksft_exit_fail_msg("close %s: %s\n", path, strerror(errno));
 }
 
-static int open_or_die(const char *path, int flags)
-{
-	int fd = open(path, flags);
-
-	if (fd < 0)
-		ksft_exit_fail_msg("open %s: %s\n", path, strerror(errno));
-	return fd;
-}
-
-static char *map_text(int fd)
-{
-	char *p = rothp_map_aligned(fd, len, 0, 0, PROT_READ | PROT_EXEC);
-
-	if (p == MAP_FAILED)
-		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
-	return p;
-}
-
-static char *new_model(void)
-{
-	return rothp_memdup(orig, orig_size);
-}
-
-/* Say where buf (file offset base, n bytes) first differs from the model. */
-static void report_difference(const char *who, const char *buf, const char *model, size_t base,
-			      size_t n)
-{
-	size_t i, page, plen, z;
-	const char *kind;
-
-	for (i = 0; i < n && buf[i] == model[base + i]; i++)
-		;
-	if (i == n)
-		return;
-	page = ROTHP_ALIGN_DOWN(i, ROTHP_PAGE_SIZE);
-	plen = n - page < ROTHP_PAGE_SIZE ? n - page : ROTHP_PAGE_SIZE;
-	for (z = 0; z < plen && !buf[page + z]; z++)
-		;
-	if (z == plen)
-		kind = "all zeros";
-	else if (!memcmp(buf + page, orig + base + page, plen))
-		kind = "textprog's bytes (stale)";
-	else
-		kind = "other bytes";
-	ksft_print_msg("%s: first difference at %#zx: %#x, expected %#x; that page is %s\n", who,
-		       base + i, (unsigned char)buf[i], (unsigned char)model[base + i], kind);
-}
-
-/* Does the mapping p read as the model's first len bytes? */
-static bool map_is(const char *p, const char *model, const char *who)
-{
-	if (rothp_hash(p, len) == rothp_hash(model, len))
-		return true;
-	ksft_print_msg("%s: the mapping differs from what was written\n", who);
-	report_difference(who, p, model, 0, len);
-	return false;
-}
-
-/* Does pread() of fd give the model, orig_size bytes? */
-static bool file_is(int fd, const char *model, const char *who)
-{
-	const size_t chunk = 1UL << 20;
-	struct stat st;
-	uint64_t hash;
-	size_t off;
-	ssize_t n;
-	char *buf;
-
-	if (fstat(fd, &st) || (size_t)st.st_size != orig_size) {
-		ksft_print_msg("%s: size %lld, expected %zu\n", who, (long long)st.st_size,
-			       orig_size);
-		return false;
-	}
-	if (rothp_file_hash(fd, 0, orig_size, &hash)) {
-		ksft_print_msg("%s: pread: %s\n", who, strerror(errno));
-		return false;
-	}
-	if (hash == rothp_hash(model, orig_size))
-		return true;
-	ksft_print_msg("%s: pread differs from what was written\n", who);
-	buf = malloc(chunk);
-	for (off = 0; buf && off < orig_size; off += n) {
-		n = pread(fd, buf, orig_size - off < chunk ? orig_size - off : chunk, off);
-		if (n <= 0)
-			break;
-		if (memcmp(buf, model + off, n)) {
-			report_difference(who, buf, model, off, n);
-			break;
-		}
-	}
-	free(buf);
-	return false;
-}
-
 /* The first check of a part: the mapping reads what was written. */
 static void check_before(const char *who, const char *p, const char *model)
 {
-	ksft_test_result(map_is(p, model, who),
+	ksft_test_result(rothp_map_is(&orig, p, model, len, who),
 			 "%s: the r-x mapping reads what was written, before MADV_COLLAPSE\n", who);
 }
 
@@ -332,7 +224,8 @@ static void collapse_checked(const char *who, char *p, int fd, const char *model
 	rothp_result(final ? why : NULL, pmd == (long)len,
 		     "%s: every 2 MiB block is PMD-mapped once MADV_COLLAPSE returned 0", who);
 
-	ksft_test_result(map_is(p, model, who) && file_is(fd, model, who),
+	ksft_test_result(rothp_map_is(&orig, p, model, len, who) &&
+			 rothp_file_is(&orig, fd, model, orig.size, who),
 			 "%s: the mapping and pread read what was written, after MADV_COLLAPSE\n",
 			 who);
 }
@@ -346,8 +239,8 @@ static void check_disk(const char *who, char *p, int fd, const char *model)
 	if (fsync(fd) || rothp_drop_caches())
 		ksft_print_msg("%s: fsync or drop_caches: %s\n", who, strerror(errno));
 	snprintf(disk_who, sizeof(disk_who), "%s, disk", who);
-	ksft_test_result(file_is(fd, model, disk_who), "%s: the disk holds what was written\n",
-			 who);
+	ksft_test_result(rothp_file_is(&orig, fd, model, orig.size, disk_who),
+			 "%s: the disk holds what was written\n", who);
 	close(fd);
 }
 
@@ -358,11 +251,11 @@ static void test_nosync(void)
 	int fd;
 
 	write_new(path, false);
-	fd = open_or_die(path, O_RDONLY);
-	p = map_text(fd);
-	check_before(who, p, orig);
-	collapse_checked(who, p, fd, orig, true);
-	check_disk(who, p, fd, orig);
+	fd = rothp_open_checked(path, O_RDONLY);
+	p = rothp_map_text(fd, len);
+	check_before(who, p, orig.buf);
+	collapse_checked(who, p, fd, orig.buf, true);
+	check_disk(who, p, fd, orig.buf);
 	unlink(path);
 }
 
@@ -376,23 +269,24 @@ static void test_fsync_rewrite(void)
 	int fd, wfd;
 
 	write_new(path, true);
-	fd = open_or_die(path, O_RDONLY);
-	p = map_text(fd);
-	check_before(who, p, orig);
-	collapse_checked(who, p, fd, orig, false);
+	fd = rothp_open_checked(path, O_RDONLY);
+	p = rothp_map_text(fd, len);
+	check_before(who, p, orig.buf);
+	collapse_checked(who, p, fd, orig.buf, false);
 
 	who = "rewrite";
-	model = new_model();
+	model = rothp_model_new(&orig);
 	rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split0);
-	wfd = open_or_die(path, O_WRONLY);
+	wfd = rothp_open_checked(path, O_WRONLY);
 	for (i = 0; i < ARRAY_SIZE(rewrites); i++) {
 		size_t off = rewrites[i].off, n = rewrites[i].len, j;
 
 		if (off + n > len)
-			ksft_exit_fail_msg("%s is too small: %zu bytes\n", prog, orig_size);
+			ksft_exit_fail_msg("%s is too small: %zu bytes\n", prog, orig.size);
 		for (j = off; j < off + n; j++)
 			model[j] ^= REWRITE_XOR;
-		if (lseek(wfd, off, SEEK_SET) != (off_t)off || write_all(wfd, model + off, n))
+		if (lseek(wfd, off, SEEK_SET) != (off_t)off ||
+		    rothp_write_all(wfd, model + off, n, CHUNK))
 			ksft_exit_fail_msg("%s: write at %#zx: %s\n", who, off, strerror(errno));
 	}
 	if (close(wfd))
@@ -414,11 +308,11 @@ static void test_shared(void)
 	int fd, wfd;
 
 	if (SHARED_BLOCK + ROTHP_PMD_SIZE > len)
-		ksft_exit_fail_msg("%s is too small: %zu bytes\n", prog, orig_size);
+		ksft_exit_fail_msg("%s is too small: %zu bytes\n", prog, orig.size);
 	write_new(path, true);
-	model = new_model();
-	wfd = open_or_die(path, O_RDWR);
-	s = mmap(NULL, orig_size, PROT_READ | PROT_WRITE, MAP_SHARED, wfd, 0);
+	model = rothp_model_new(&orig);
+	wfd = rothp_open_checked(path, O_RDWR);
+	s = mmap(NULL, orig.size, PROT_READ | PROT_WRITE, MAP_SHARED, wfd, 0);
 	if (s == MAP_FAILED)
 		ksft_exit_fail_msg("%s: mmap: %s\n", who, strerror(errno));
 	/* Only these pages get dirty. */
@@ -426,17 +320,17 @@ static void test_shared(void)
 		model[i] ^= SHARED_XOR;
 		s[i] ^= SHARED_XOR;
 	}
-	for (off = 128; off + SHARED_LEN <= orig_size; off += SHARED_STRIDE) {
+	for (off = 128; off + SHARED_LEN <= orig.size; off += SHARED_STRIDE) {
 		for (i = off; i < off + SHARED_LEN; i++) {
 			model[i] ^= SHARED_XOR;
 			s[i] ^= SHARED_XOR;
 		}
 	}
-	if (munmap(s, orig_size) || close(wfd))
+	if (munmap(s, orig.size) || close(wfd))
 		ksft_exit_fail_msg("%s: munmap or close: %s\n", who, strerror(errno));
 
-	fd = open_or_die(path, O_RDONLY);
-	p = map_text(fd);
+	fd = rothp_open_checked(path, O_RDONLY);
+	p = rothp_map_text(fd, len);
 	check_before(who, p, model);
 	collapse_checked(who, p, fd, model, true);
 	check_disk(who, p, fd, model);
@@ -446,10 +340,10 @@ static void test_shared(void)
 
 static void read_orig(void)
 {
-	orig = rothp_read_whole(prog, &orig_size);
-	if (orig_size < MIN_SIZE)
-		ksft_exit_fail_msg("%s has %zu bytes, fewer than 16 MiB\n", prog, orig_size);
-	len = ROTHP_ALIGN_DOWN(orig_size, ROTHP_PMD_SIZE);
+	orig.buf = rothp_read_whole(prog, &orig.size);
+	if (orig.size < MIN_SIZE)
+		ksft_exit_fail_msg("%s has %zu bytes, fewer than 16 MiB\n", prog, orig.size);
+	len = ROTHP_ALIGN_DOWN(orig.size, ROTHP_PMD_SIZE);
 }
 
 int main(int argc, char **argv)
@@ -465,7 +359,7 @@ int main(int argc, char **argv)
 	fs = rothp_fs_name(dir, &large);
 	retry_known = rothp_scan_result_known(SCAN_DIRTY);
 	ksft_print_msg("%s; %zu bytes of textprog, %zu MiB of whole blocks; scan result %s: %s\n",
-		       fs, orig_size, len >> 20, SCAN_DIRTY,
+		       fs, orig.size, len >> 20, SCAN_DIRTY,
 		       retry_known > 0 ? "known" : retry_known ? "cannot read tracefs" :
 		       "unknown (no writeback retry)");
 	if (rothp_thp_save() || rothp_thp_set_str("enabled", "never"))
@@ -475,6 +369,6 @@ int main(int argc, char **argv)
 	test_fsync_rewrite();
 	test_shared();
 
-	free(orig);
+	free(orig.buf);
 	ksft_finished();
 }

@@ -47,7 +47,6 @@ static const char * const events[] = {
 #define NR_EVENTS	ARRAY_SIZE(events)
 
 static char saved_enable[NR_EVENTS];
-static long saved_prompt = -1;
 
 /*
  * Read a file whose size stat() does not tell (tracefs, procfs) to its end:
@@ -90,18 +89,6 @@ static char *rothp_read_stream(const char *path, size_t *len)
 	return buf;
 }
 
-static int write_str(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -1;
-}
-
 static void restore(void)
 {
 	char path[PATH_MAX];
@@ -111,10 +98,8 @@ static void restore(void)
 		if (!saved_enable[i])
 			continue;
 		snprintf(path, sizeof(path), EVENTS "%s/enable", events[i]);
-		write_str(path, saved_enable[i] == '1' ? "1" : "0");
+		rothp_write_file(path, saved_enable[i] == '1' ? "1" : "0", O_TRUNC, false);
 	}
-	if (saved_prompt >= 0)
-		rothp_prompt_set(saved_prompt);
 }
 
 /* Enable the three events, remembering their state; NULL or why not. */
@@ -133,7 +118,7 @@ static const char *events_on(void)
 			return "kernel lacks the huge_memory prompt and split tracepoints (baseline 6.12)";
 		saved_enable[i] = len ? buf[0] : '0';
 		free(buf);
-		if (write_str(path, "1"))
+		if (rothp_write_file(path, "1", O_TRUNC, false))
 			ksft_exit_fail_msg("cannot enable %s: %s\n", events[i], strerror(errno));
 	}
 	return NULL;
@@ -141,7 +126,7 @@ static const char *events_on(void)
 
 static void trace_clear(void)
 {
-	if (write_str(TRACING "trace", ""))
+	if (rothp_write_file(TRACING "trace", "", O_TRUNC, false))
 		ksft_exit_fail_msg("cannot clear %strace: %s\n", TRACING, strerror(errno));
 }
 
@@ -356,7 +341,7 @@ int main(int argc, char **argv)
 		ksft_finished();
 	}
 	atexit(restore);
-	if (rothp_prompt_read(&saved_prompt))
+	if (rothp_prompt_save(NULL))
 		ksft_exit_fail_msg("cannot read %s\n", ROTHP_PROMPT_KNOB);
 	why = events_on();
 	if (why) {

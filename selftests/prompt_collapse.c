@@ -94,23 +94,6 @@ typedef int (*stub_fn)(void);
 static char prog[PATH_MAX];
 static const char *dir;
 static const char *skip;	/* why to skip the checks of the series, or NULL */
-static long prompt_saved = -1;
-
-static void prompt_restore(void)
-{
-	if (prompt_saved >= 0)
-		rothp_prompt_set(prompt_saved);
-}
-
-/* Drop the page cache, then read textprog back in small folios. */
-static void fresh_cache(const char *path)
-{
-	if (rothp_drop_caches())
-		ksft_exit_fail_msg("drop_caches: %s\n", strerror(errno));
-	if (rothp_prewarm(path))
-		ksft_exit_fail_msg("cannot read %s: %s\n", path, strerror(errno));
-}
-
 static void set_enabled(const char *mode)
 {
 	if (rothp_thp_set_str("enabled", mode))
@@ -125,7 +108,7 @@ static int start_text(struct textproc *tp, const char *who)
 {
 	long calls, pmd;
 
-	fresh_cache(prog);
+	rothp_fresh_cache_checked(prog);
 	if (textproc_start(tp, prog, "none"))
 		ksft_exit_fail_msg("%s: cannot start %s none\n", who, prog);
 	if (textproc_run(tp, &calls) != 1)
@@ -364,16 +347,6 @@ static void test_never(void)
 	stop_text(&tp, "never");
 }
 
-static void touch(const char *p, size_t len, size_t step)
-{
-	unsigned char sink = 0;
-	size_t off;
-
-	for (off = 0; off < len; off += step)
-		sink ^= *(volatile const unsigned char *)(p + off);
-	(void)sink;
-}
-
 /* Call stubs 0..n-1 at p: how many returned something else than their index. */
 static long bad_stubs(const char *p, long n)
 {
@@ -524,7 +497,7 @@ static void test_write(void)
 	p = rothp_map_aligned(fd, len, 0, 0, PROT_READ | PROT_EXEC);
 	if (p == MAP_FAILED)
 		ksft_exit_fail_msg("mmap %s: %s\n", copy, strerror(errno));
-	touch(p, len, ROTHP_PAGE_SIZE);
+	rothp_touch(p, len, ROTHP_PAGE_SIZE);
 
 	prompt_snap(&before, "write");
 	trace_start();
@@ -541,9 +514,9 @@ static void test_write(void)
 		usleep(2000 * 1000);
 	else if (rothp_prompt_wait_idle(IDLE_MS, &pending) < 0)
 		ksft_print_msg("write: still %ld pending after %d s\n", pending, IDLE_MS / 1000);
-	touch(p, len, ROTHP_PAGE_SIZE);
+	rothp_touch(p, len, ROTHP_PAGE_SIZE);
 	usleep(500 * 1000);
-	touch(p, len, ROTHP_PAGE_SIZE);
+	rothp_touch(p, len, ROTHP_PAGE_SIZE);
 	huge_held = cache_huge(fd, nblk);
 	pmd_held = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	ksft_print_msg("write: open for write: %ld blocks huge in the page cache, FilePmdMapped %ld kB\n",
@@ -616,7 +589,7 @@ static char *map_advise(int fd, size_t len)
 
 	if (p == MAP_FAILED)
 		return NULL;
-	touch(p, len, ROTHP_PMD_SIZE);
+	rothp_touch(p, len, ROTHP_PMD_SIZE);
 	if (madvise(p, len, MADV_HUGEPAGE)) {
 		munmap(p, len);
 		return NULL;
@@ -662,7 +635,7 @@ static int race_once(enum race r, int fd, size_t len, int i)
 			munmap(res, span);
 			break;
 		}
-		touch(q, len, ROTHP_PMD_SIZE);
+		rothp_touch(q, len, ROTHP_PMD_SIZE);
 		munmap(res, span);	/* the moved mapping is inside */
 		return ret;
 	case RACE_MPROTECT:
@@ -671,12 +644,12 @@ static int race_once(enum race r, int fd, size_t len, int i)
 			ret = mprotect(p + 2 * ROTHP_PMD_SIZE, ROTHP_PMD_SIZE, PROT_READ);
 		else
 			ret = mprotect(p, len, PROT_READ);
-		touch(p, len, ROTHP_PMD_SIZE);
+		rothp_touch(p, len, ROTHP_PMD_SIZE);
 		break;
 	case RACE_FORK:
 		pid = fork();
 		if (!pid) {
-			touch(p, len, ROTHP_PMD_SIZE);
+			rothp_touch(p, len, ROTHP_PMD_SIZE);
 			_exit(0);
 		}
 		if (i % 2)
@@ -729,12 +702,12 @@ static void test_race(enum race r, int fd, size_t len)
 	int i, bad = 0, ret = -1;
 
 	snprintf(who, sizeof(who), "race %s", race_names[r]);
-	fresh_cache(prog);
+	rothp_fresh_cache_checked(prog);
 	prompt_snap(&before, who);
 	t0 = rothp_now();
 	for (i = 0; i < RACE_ITERS && rothp_now() - t0 < RACE_MS / 1000.0; i++) {
 		if (i && !(i % REWARM_EVERY))
-			fresh_cache(prog);
+			rothp_fresh_cache_checked(prog);
 		if (race_once(r, fd, len, i))
 			bad++;
 	}
@@ -769,7 +742,7 @@ static void test_exited(int fd, size_t len)
 	int ret = -1, rc;
 	char *p;
 
-	fresh_cache(prog);
+	rothp_fresh_cache_checked(prog);
 	prompt_snap(&before, "exited");
 	fflush(NULL);
 	pid = fork();
@@ -799,7 +772,7 @@ static void test_exited(int fd, size_t len)
 
 	p = rothp_map_aligned(fd, len, 0, 0, PROT_READ);
 	if (p != MAP_FAILED) {
-		touch(p, len, ROTHP_PAGE_SIZE);
+		rothp_touch(p, len, ROTHP_PAGE_SIZE);
 		pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 		munmap(p, len);
 	}
@@ -874,7 +847,7 @@ static void test_overflow(int fd, long blocks)
 	double t0;
 	char c;
 
-	fresh_cache(prog);
+	rothp_fresh_cache_checked(prog);
 	if (pipe(ready) || pipe(go) || pipe(done) || pipe(ctl))
 		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
 	fflush(NULL);
@@ -980,7 +953,7 @@ int main(int argc, char **argv)
 {
 	struct rothp_neighbour nb;
 	struct stat st;
-	long blocks;
+	long blocks, on;
 	int fd;
 	enum race r;
 
@@ -992,11 +965,10 @@ int main(int argc, char **argv)
 	if (rothp_thp_save())
 		ksft_exit_fail_msg("cannot save THP settings\n");
 	if (!skip) {
-		if (rothp_prompt_read(&prompt_saved))
+		if (rothp_prompt_save(&on))
 			ksft_exit_fail_msg("cannot read %s: %s\n", ROTHP_PROMPT_KNOB,
 					   strerror(errno));
-		atexit(prompt_restore);
-		if (prompt_saved != 1 && rothp_prompt_set(1))
+		if (on != 1 && rothp_prompt_set(1))
 			ksft_exit_fail_msg("cannot set prompt_collapse=1\n");
 	}
 	/* Before the neighbour: a write to scan_sleep_millisecs wakes khugepaged. */
@@ -1031,6 +1003,5 @@ int main(int argc, char **argv)
 
 	close(fd);
 	rothp_thp_restore();
-	prompt_restore();
 	ksft_finished();
 }

@@ -328,23 +328,6 @@ static void test_ptrace(void)
 	copy_remove(&c);
 }
 
-static int write_str(const char *path, const char *s, int flags)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_WRONLY | flags);
-	if (fd < 0) {
-		ksft_print_msg("open %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	n = write(fd, s, strlen(s));
-	if (n != (ssize_t)strlen(s))
-		ksft_print_msg("write '%s' to %s: %s\n", s, path, strerror(errno));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
 /* Hits of our uprobe event in uprobe_profile, or -1. */
 static long uprobe_hits(const char *path)
 {
@@ -427,8 +410,9 @@ static void test_uprobe(void)
 
 	snprintf(cmd, sizeof(cmd), "p:%s/%s %s:%#lx\n", UPROBE_GROUP, UPROBE_EVENT, c.path,
 		 (unsigned long)off);
-	ok = !write_str(TRACEFS "/uprobe_events", cmd, O_APPEND) &&
-	     !write_str(TRACEFS "/events/" UPROBE_GROUP "/" UPROBE_EVENT "/enable", "1", 0);
+	ok = !rothp_write_file(TRACEFS "/uprobe_events", cmd, O_APPEND, true) &&
+	     !rothp_write_file(TRACEFS "/events/" UPROBE_GROUP "/" UPROBE_EVENT "/enable", "1", 0,
+			       true);
 	ksft_test_result(ok, "uprobe: probe on stub %d at file offset %#lx enabled\n", PROBE_STUB,
 			 (unsigned long)off);
 	if (!ok) {

@@ -453,14 +453,6 @@ static char *map_file(enum op op, int fd)
 	return p;
 }
 
-static void touch(const char *p, size_t len)
-{
-	size_t off;
-
-	for (off = 0; off < len; off += PAGE)
-		(void)__atomic_load_n(p + off, __ATOMIC_RELAXED);
-}
-
 /* MADV_COLLAPSE: a hit if it collapsed, busy if it may fail so, else an error. */
 static void collapse(enum op op, char *p, size_t len)
 {
@@ -513,7 +505,7 @@ static void work_khugepaged(enum op op)
 			op_error(op, "MADV_HUGEPAGE: %s", strerror(errno));
 		until = rothp_now() + 3;
 		while (rothp_now() < until && running()) {
-			touch(p, len);
+			rothp_touch(p, len, PAGE);
 			if (rothp_file_pmd_mapped(getpid(), (unsigned long)p) > 0) {
 				op_hit(op);
 				break;
@@ -539,7 +531,7 @@ static void work_collapse(enum op op)
 		p = map_file(op, fd);
 		if (p == MAP_FAILED)
 			_exit(1);
-		touch(p, len);
+		rothp_touch(p, len, PAGE);
 		if (rnd(2))
 			collapse(op, p, whole);
 		else
@@ -762,7 +754,7 @@ static void work_truncate(enum op op)
 		p = map_file(op, fd);
 		if (p == MAP_FAILED)
 			_exit(1);
-		touch(p, len);
+		rothp_touch(p, len, PAGE);
 		if (rnd(2))
 			collapse(op, p, ROTHP_ALIGN_DOWN(fsize, PMD));
 		else if (madvise(p, len, MADV_HUGEPAGE))
@@ -831,7 +823,7 @@ static void work_mmap(enum op op)
 			sleep_ms(100);
 			continue;
 		}
-		touch(p, mlen);
+		rothp_touch(p, mlen, PAGE);
 		if (rnd(2))
 			collapse(op, p, mlen);
 		else if (madvise(p, mlen, MADV_HUGEPAGE))
@@ -899,7 +891,7 @@ static void work_fork(enum op op)
 			p = map_file(op, fd);
 			if (p == MAP_FAILED)
 				_exit(1);
-			touch(p, len);
+			rothp_touch(p, len, PAGE);
 			if (madvise(p, len, MADV_HUGEPAGE))
 				op_error(op, "MADV_HUGEPAGE: %s", strerror(errno));
 			collapse(op, p + rnd(whole / PMD) * PMD, PMD);
@@ -1003,26 +995,13 @@ static void work_exec(enum op op)
 	}
 }
 
-static int write_str(const char *path, const char *s, int flags)
-{
-	int fd = open(path, O_WRONLY | flags);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	if (close(fd) || n != (ssize_t)strlen(s))
-		return -1;
-	return 0;
-}
-
 /* Disable and remove the event, if it is there: 0, or -1 with errno. */
 static int uprobe_remove(void)
 {
-	if (!access(UPROBE_ENABLE, F_OK) && write_str(UPROBE_ENABLE, "0", 0))
+	if (!access(UPROBE_ENABLE, F_OK) && rothp_write_file(UPROBE_ENABLE, "0", 0, false))
 		return -1;
 	if (!access(UPROBE_ENABLE, F_OK) &&
-	    write_str(UPROBE_EVENTS, "-:" UPROBE_EVENT, O_APPEND))
+	    rothp_write_file(UPROBE_EVENTS, "-:" UPROBE_EVENT, O_APPEND, false))
 		return -1;
 	return 0;
 }
@@ -1037,12 +1016,12 @@ static void work_uprobe(enum op op)
 		k = rnd(nstubs);
 		snprintf(cmd, sizeof(cmd), "p:%s %s:%#lx", UPROBE_EVENT, exec_path,
 			 (unsigned long)(stub_off + k * ROTHP_STUB_SIZE));
-		if (write_str(UPROBE_EVENTS, cmd, O_APPEND)) {
+		if (rothp_write_file(UPROBE_EVENTS, cmd, O_APPEND, false)) {
 			op_error(op, "'%s' to uprobe_events: %s", cmd, strerror(errno));
 			sleep_ms(500);
 			continue;
 		}
-		if (write_str(UPROBE_ENABLE, "1", 0))
+		if (rothp_write_file(UPROBE_ENABLE, "1", 0, false))
 			op_error(op, "enable: %s", strerror(errno));
 		sleep_ms(50 + rnd(250));
 		if (uprobe_remove())
@@ -1102,7 +1081,7 @@ static void work_reclaim(enum op op)
 
 	if (in_memcg) {
 		snprintf(pid, sizeof(pid), "%d", (int)getpid());
-		if (write_str(CGROUP_DIR "/cgroup.procs", pid, 0)) {
+		if (rothp_write_file(CGROUP_DIR "/cgroup.procs", pid, 0, false)) {
 			op_error(op, "joining " CGROUP_DIR ": %s", strerror(errno));
 			_exit(1);
 		}
@@ -1112,7 +1091,7 @@ static void work_reclaim(enum op op)
 		p = map_file(op, fd);
 		if (p == MAP_FAILED)
 			_exit(1);
-		touch(p, len);
+		rothp_touch(p, len, PAGE);
 		collapse(op, p + rnd(whole / PMD) * PMD, PMD);
 		check_map(op, p, 0, fsize, buf);
 		if (madvise(p, len, MADV_PAGEOUT))
@@ -1214,9 +1193,9 @@ static void memcg_setup(void)
 		ksft_print_msg("reclaim: no memory cgroup: controllers '%s'\n", ctrl);
 		return;
 	}
-	if (write_str(CGROUP_ROOT "/cgroup.subtree_control", "+memory", 0) ||
+	if (rothp_write_file(CGROUP_ROOT "/cgroup.subtree_control", "+memory", 0, false) ||
 	    (mkdir(CGROUP_DIR, 0755) && errno != EEXIST) ||
-	    write_str(CGROUP_DIR "/memory.high", CGROUP_HIGH, 0)) {
+	    rothp_write_file(CGROUP_DIR "/memory.high", CGROUP_HIGH, 0, false)) {
 		ksft_print_msg("reclaim: no memory cgroup: setting up %s: %s\n", CGROUP_DIR,
 			       strerror(errno));
 		return;
@@ -1257,7 +1236,6 @@ static void hog_setup(void)
 	ksft_print_msg("hog: %zu MiB of %ld MiB available\n", hog_bytes >> 20, kb >> 10);
 }
 
-static long prompt_saved = -1;
 
 /* THP "madvise", khugepaged every 100 ms, prompt collapse on if there is one. */
 static void thp_setup(void)
@@ -1267,14 +1245,12 @@ static void thp_setup(void)
 		ksft_exit_fail_msg("cannot set the THP settings\n");
 	if (rothp_prompt_skip())
 		ksft_print_msg("khugepaged: %s\n", rothp_prompt_skip());
-	else if (!rothp_prompt_read(&prompt_saved) && rothp_prompt_set(1))
+	else if (!rothp_prompt_save(NULL) && rothp_prompt_set(1))
 		ksft_print_msg("khugepaged: cannot turn prompt collapse on\n");
 }
 
 static void thp_teardown(void)
 {
-	if (prompt_saved >= 0)
-		rothp_prompt_set(prompt_saved);
 	rothp_thp_restore();
 }
 

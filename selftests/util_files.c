@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Files: small reads and writes, whole-file buffers, and copies removed at
- * exit (with the settings, see util_settings.c).
+ * Files: small reads and writes, whole-file buffers, copies removed at exit
+ * (with the settings, see util_settings.c), and the model checks of tests
+ * that write to files and compare them with what they must hold.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -58,25 +59,50 @@ int rothp_read_long(const char *path, long *val)
 	return 0;
 }
 
-/* Write val to a sysfs or procfs file, saying why if it fails. */
-int rothp_write_text(const char *path, const char *val)
+/*
+ * Write s to a file (sysfs, procfs, tracefs, cgroupfs) opened O_WRONLY |
+ * flags, saying why if it fails when say is true: 0, or -1.
+ */
+int rothp_write_file(const char *path, const char *s, int flags, bool say)
 {
 	ssize_t n;
 	int fd;
 
-	fd = open(path, O_WRONLY);
+	fd = open(path, O_WRONLY | flags);
 	if (fd < 0) {
-		ksft_print_msg("open %s: %s\n", path, strerror(errno));
+		if (say)
+			ksft_print_msg("open %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	n = write(fd, val, strlen(val));
-	if (n != (ssize_t)strlen(val)) {
-		ksft_print_msg("write '%s' to %s: %s\n", val, path,
-			       n < 0 ? strerror(errno) : "short write");
+	n = write(fd, s, strlen(s));
+	if (n != (ssize_t)strlen(s)) {
+		if (say)
+			ksft_print_msg("write '%s' to %s: %s\n", s, path,
+				       n < 0 ? strerror(errno) : "short write");
 		close(fd);
 		return -1;
 	}
-	close(fd);
+	return close(fd) ? -1 : 0;
+}
+
+/* Write val to a sysfs or procfs file, saying why if it fails. */
+int rothp_write_text(const char *path, const char *val)
+{
+	return rothp_write_file(path, val, 0, true);
+}
+
+/* Write all of buf to fd, at most chunk bytes a write(2) unless chunk is 0. */
+int rothp_write_all(int fd, const char *buf, size_t len, size_t chunk)
+{
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, buf, chunk && len > chunk ? chunk : len);
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= n;
+	}
 	return 0;
 }
 
@@ -212,4 +238,90 @@ void rothp_scratch_remove(const char *path)
 		if (!strcmp(scratch_path[i], path))
 			scratch_path[i][0] = '\0';
 	}
+}
+
+/* A new model of a file: what it holds first. */
+char *rothp_model_new(const struct rothp_orig *orig)
+{
+	return rothp_memdup(orig->buf, orig->size);
+}
+
+/* What the 4 KiB page at off holds instead of the model's: for diagnostics. */
+static const char *page_kind(const struct rothp_orig *orig, const char *page, size_t off,
+			     size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && !page[i]; i++)
+		;
+	if (i == n)
+		return "all zeros";
+	if (off + n <= orig->size && !memcmp(page, orig->buf + off, n))
+		return "textprog's bytes (stale)";
+	return "other bytes";
+}
+
+/* Print where buf, at file offset base, first differs from the model: true if it does. */
+bool rothp_report_difference(const struct rothp_orig *orig, const char *who, const char *buf,
+			     const char *model, size_t base, size_t n)
+{
+	size_t i, page, plen;
+
+	for (i = 0; i < n && buf[i] == model[base + i]; i++)
+		;
+	if (i == n)
+		return false;
+	page = ROTHP_ALIGN_DOWN(i, ROTHP_PAGE_SIZE);
+	plen = n - page < ROTHP_PAGE_SIZE ? n - page : ROTHP_PAGE_SIZE;
+	ksft_print_msg("%s: first difference at %#zx: %#x, expected %#x; that page is %s\n", who,
+		       base + i, (unsigned char)buf[i], (unsigned char)model[base + i],
+		       page_kind(orig, buf + page, base + page, plen));
+	return true;
+}
+
+/* Does pread() of fd give exactly model, size bytes? Says where it differs if not. */
+bool rothp_file_is(const struct rothp_orig *orig, int fd, const char *model, size_t size,
+		   const char *who)
+{
+	struct stat st;
+	uint64_t hash;
+	size_t off;
+	ssize_t n;
+	char *buf;
+
+	if (fstat(fd, &st) || (size_t)st.st_size != size) {
+		ksft_print_msg("%s: size %lld, expected %zu\n", who, (long long)st.st_size, size);
+		return false;
+	}
+	if (rothp_file_hash(fd, 0, size, &hash)) {
+		ksft_print_msg("%s: pread: %s\n", who, strerror(errno));
+		return false;
+	}
+	if (hash == rothp_hash(model, size))
+		return true;
+	if (orig->say_written)
+		ksft_print_msg("%s: pread differs from what was written\n", who);
+	else
+		ksft_print_msg("%s: file hash %llx, expected %llx\n", who, (unsigned long long)hash,
+			       (unsigned long long)rothp_hash(model, size));
+	buf = malloc(ROTHP_IO_CHUNK);
+	for (off = 0; buf && off < size; off += n) {
+		n = pread(fd, buf, size - off < ROTHP_IO_CHUNK ? size - off : ROTHP_IO_CHUNK, off);
+		if (n <= 0 || rothp_report_difference(orig, who, buf, model, off, n))
+			break;
+	}
+	free(buf);
+	return false;
+}
+
+/* Does the mapping p, the first len bytes of the file, read as the model? */
+bool rothp_map_is(const struct rothp_orig *orig, const char *p, const char *model, size_t len,
+		  const char *who)
+{
+	if (rothp_hash(p, len) == rothp_hash(model, len))
+		return true;
+	if (orig->say_written)
+		ksft_print_msg("%s: the mapping differs from what was written\n", who);
+	rothp_report_difference(orig, who, p, model, 0, len);
+	return false;
 }

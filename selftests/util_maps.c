@@ -195,3 +195,12 @@ void *rothp_map_aligned(int fd, size_t len, off_t offset, size_t misalign, int p
 		munmap(end, base + span - end);
 	return p;
 }
+
+/* Read a byte every step bytes of [p, p+len), so the range has page tables. */
+void rothp_touch(const void *p, size_t len, size_t step)
+{
+	size_t off;
+
+	for (off = 0; off < len; off += step)
+		(void)*(volatile const char *)((const char *)p + off);
+}

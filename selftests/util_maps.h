@@ -31,6 +31,7 @@ long rothp_vma_eligible_blocks(const struct rothp_vma *vma);
 #define ROTHP_COLLAPSE_RETRY_S 5.0
 int rothp_madv_collapse(void *addr, size_t len, int *err);
 void *rothp_map_aligned(int fd, size_t len, off_t offset, size_t misalign, int prot);
+void rothp_touch(const void *p, size_t len, size_t step);
 
 /* The first len bytes of fd mapped r-x private at a 2 MiB-aligned address, or exit failing. */
 #define rothp_map_text(fd, len) ({					\

@@ -90,8 +90,8 @@ static void shared_inc(long *p)
 
 static char prog[PATH_MAX];
 static const char *dir;
-static char *orig;		/* textprog's contents */
-static size_t orig_size;
+/* textprog's contents, and how a difference from them is said */
+static struct rothp_orig orig = { .say_written = false };
 
 /* <dir>/ws_<name>.copy: a new copy of textprog, with no page cache. */
 static void make_copy(const char *name, char *path, size_t len)
@@ -102,121 +102,9 @@ static void make_copy(const char *name, char *path, size_t len)
 		ksft_exit_fail_msg("copy %s to %s: %s\n", prog, path, strerror(errno));
 }
 
-/* What a new copy holds: textprog's bytes. */
-static char *new_model(void)
-{
-	return rothp_memdup(orig, orig_size);
-}
-
-static int open_or_die(const char *path, int flags)
-{
-	int fd = open(path, flags);
-
-	if (fd < 0)
-		ksft_exit_fail_msg("open %s: %s\n", path, strerror(errno));
-	return fd;
-}
-
-/* The whole 2 MiB blocks of a copy from offset 0, mapped r-x private, aligned. */
-static char *map_text(int fd, size_t len)
-{
-	char *p = rothp_map_aligned(fd, len, 0, 0, PROT_READ | PROT_EXEC);
-
-	if (p == MAP_FAILED)
-		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
-	return p;
-}
-
 static size_t text_len(void)
 {
-	return ROTHP_ALIGN_DOWN(orig_size, ROTHP_PMD_SIZE);
-}
-
-/* What the 4 KiB page at off holds instead of the model's: for diagnostics. */
-static const char *page_kind(const char *page, size_t off, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n && !page[i]; i++)
-		;
-	if (i == n)
-		return "all zeros";
-	if (off + n <= orig_size && !memcmp(page, orig + off, n))
-		return "textprog's bytes (stale)";
-	return "other bytes";
-}
-
-/* Print where buf, at file offset base, first differs from the model. */
-static bool report_difference(const char *who, const char *buf, const char *model,
-			      size_t base, size_t n)
-{
-	size_t i, page, plen;
-
-	for (i = 0; i < n && buf[i] == model[base + i]; i++)
-		;
-	if (i == n)
-		return false;
-	page = ROTHP_ALIGN_DOWN(i, ROTHP_PAGE_SIZE);
-	plen = n - page < ROTHP_PAGE_SIZE ? n - page : ROTHP_PAGE_SIZE;
-	ksft_print_msg("%s: first difference at %#zx: %#x, expected %#x; that page is %s\n", who,
-		       base + i, (unsigned char)buf[i], (unsigned char)model[base + i],
-		       page_kind(buf + page, base + page, plen));
-	return true;
-}
-
-/* Does the file hold exactly model, size bytes? Says where it differs if not. */
-static bool file_is(int fd, const char *model, size_t size, const char *who)
-{
-	const size_t chunk = 1UL << 20;
-	struct stat st;
-	uint64_t hash;
-	size_t off;
-	ssize_t n;
-	char *buf;
-
-	if (fstat(fd, &st) || (size_t)st.st_size != size) {
-		ksft_print_msg("%s: size %lld, expected %zu\n", who, (long long)st.st_size, size);
-		return false;
-	}
-	if (rothp_file_hash(fd, 0, size, &hash)) {
-		ksft_print_msg("%s: pread: %s\n", who, strerror(errno));
-		return false;
-	}
-	if (hash == rothp_hash(model, size))
-		return true;
-	ksft_print_msg("%s: file hash %llx, expected %llx\n", who, (unsigned long long)hash,
-		       (unsigned long long)rothp_hash(model, size));
-	buf = malloc(chunk);
-	for (off = 0; buf && off < size; off += n) {
-		n = pread(fd, buf, size - off < chunk ? size - off : chunk, off);
-		if (n <= 0 || report_difference(who, buf, model, off, n))
-			break;
-	}
-	free(buf);
-	return false;
-}
-
-/* Does the mapping p, the first len bytes of the file, read as the model? */
-static bool map_is(const char *p, const char *model, size_t len, const char *who)
-{
-	if (rothp_hash(p, len) == rothp_hash(model, len))
-		return true;
-	report_difference(who, p, model, 0, len);
-	return false;
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, buf, len);
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= n;
-	}
-	return 0;
+	return ROTHP_ALIGN_DOWN(orig.size, ROTHP_PMD_SIZE);
 }
 
 /*
@@ -449,9 +337,9 @@ static void test_running(void)
 	pid_t pid;
 
 	make_copy("running", path, sizeof(path));
-	model = new_model();
-	fd = open_or_die(path, O_RDONLY);
-	p = map_text(fd, len);
+	model = rothp_model_new(&orig);
+	fd = rothp_open_checked(path, O_RDONLY);
+	p = rothp_map_text(fd, len);
 	nstubs = rothp_find_stubs(fd, &blob);
 	if (nstubs > 0 && (size_t)blob + nstubs * ROTHP_STUB_SIZE > len)
 		nstubs = blob < (off_t)len ? (len - blob) / ROTHP_STUB_SIZE : 0;
@@ -525,7 +413,7 @@ static void test_running(void)
 		       (unsigned long long)fresh);
 	ksft_test_result(fresh == newval,
 			 "running: stub %ld returns the new value in a new child\n", k);
-	ksft_test_result(file_is(fd, model, orig_size, "running"),
+	ksft_test_result(rothp_file_is(&orig, fd, model, orig.size, "running"),
 			 "running: pread gives the new stub %ld and the rest unchanged\n", k);
 
 	munmap((void *)rs, ROTHP_PAGE_SIZE);
@@ -559,27 +447,27 @@ static void test_written(enum write_way way)
 
 	make_copy(who, path, sizeof(path));
 	/* New contents: every byte differs from textprog's. */
-	model = new_model();
-	for (i = 0; i < orig_size; i++)
+	model = rothp_model_new(&orig);
+	for (i = 0; i < orig.size; i++)
 		model[i] ^= 0x5a + way;
 
-	wfd = open_or_die(path, O_RDWR);
+	wfd = rothp_open_checked(path, O_RDWR);
 	if (way == WRITE_SHARED) {
-		s = mmap(NULL, orig_size, PROT_READ | PROT_WRITE, MAP_SHARED, wfd, 0);
+		s = mmap(NULL, orig.size, PROT_READ | PROT_WRITE, MAP_SHARED, wfd, 0);
 		if (s == MAP_FAILED)
 			ksft_exit_fail_msg("%s: mmap: %s\n", who, strerror(errno));
-		memcpy(s, model, orig_size);
-		munmap(s, orig_size);
-	} else if (write_all(wfd, model, orig_size)) {
+		memcpy(s, model, orig.size);
+		munmap(s, orig.size);
+	} else if (rothp_write_all(wfd, model, orig.size, 0)) {
 		ksft_exit_fail_msg("%s: write: %s\n", who, strerror(errno));
 	}
 	if (close(wfd))
 		ksft_exit_fail_msg("%s: close: %s\n", who, strerror(errno));
 
-	fd = open_or_die(path, O_RDONLY);
+	fd = rothp_open_checked(path, O_RDONLY);
 	if (way != WRITE_NO_FSYNC && fsync(fd))
 		ksft_print_msg("%s: fsync: %s\n", who, strerror(errno));
-	p = map_text(fd, len);
+	p = rothp_map_text(fd, len);
 	rc = collapse(who, p, len, &err, &pmd);
 	if (way == WRITE_NO_FSYNC)
 		/* Dirty: SCAN_FAIL (EINVAL), or EAGAIN; success if written back meanwhile. */
@@ -587,11 +475,11 @@ static void test_written(enum write_way way)
 				 "%s: MADV_COLLAPSE without fsync: 0, EINVAL or EAGAIN\n", who);
 	else
 		ksft_test_result(!rc, "%s: MADV_COLLAPSE after fsync returns 0\n", who);
-	ksft_test_result(map_is(p, model, len, who),
+	ksft_test_result(rothp_map_is(&orig, p, model, len, who),
 			 "%s: the r-x mapping reads what was written\n", who);
 
-	wfd = open_or_die(path, O_RDWR);
-	ksft_test_result(file_is(wfd, model, orig_size, who),
+	wfd = rothp_open_checked(path, O_RDWR);
+	ksft_test_result(rothp_file_is(&orig, wfd, model, orig.size, who),
 			 "%s: pread after reopening O_RDWR reads what was written\n", who);
 	close(wfd);
 
@@ -599,7 +487,7 @@ static void test_written(enum write_way way)
 	munmap(p, len);
 	if (fsync(fd) || rothp_drop_caches())
 		ksft_print_msg("%s: fsync or drop_caches: %s\n", who, strerror(errno));
-	ksft_test_result(file_is(fd, model, orig_size, who),
+	ksft_test_result(rothp_file_is(&orig, fd, model, orig.size, who),
 			 "%s: the disk holds what was written\n", who);
 	close(fd);
 	free(model);
@@ -611,44 +499,44 @@ static void test_after_collapse(void)
 {
 	const char *who = "after-collapse";
 	char path[PATH_MAX], skip[128], *p, *s, *model, *dbuf = NULL;
-	size_t off, len = text_len(), cut = orig_size - CUT_LEN;
+	size_t off, len = text_len(), cut = orig.size - CUT_LEN;
 	int fd, wfd, dfd, rc, err;
 	bool ok;
 	long pmd;
 
-	if (orig_size < CUT_LEN + PUNCH_OFF + PUNCH_LEN || DIO_OFF + DIO_LEN > len)
-		ksft_exit_fail_msg("%s is too small: %zu bytes\n", prog, orig_size);
+	if (orig.size < CUT_LEN + PUNCH_OFF + PUNCH_LEN || DIO_OFF + DIO_LEN > len)
+		ksft_exit_fail_msg("%s is too small: %zu bytes\n", prog, orig.size);
 	make_copy("after", path, sizeof(path));
-	model = new_model();
-	fd = open_or_die(path, O_RDONLY);
-	p = map_text(fd, len);
+	model = rothp_model_new(&orig);
+	fd = rothp_open_checked(path, O_RDONLY);
+	p = rothp_map_text(fd, len);
 	rc = collapse(who, p, len, &err, &pmd);
 	ksft_test_result(!rc && pmd == (long)len, "%s: MADV_COLLAPSE PMD-maps the copy\n", who);
 
 	/* A little in every 64 KiB, through a shared mapping. */
-	wfd = open_or_die(path, O_RDWR);
-	s = mmap(NULL, orig_size, PROT_READ | PROT_WRITE, MAP_SHARED, wfd, 0);
+	wfd = rothp_open_checked(path, O_RDWR);
+	s = mmap(NULL, orig.size, PROT_READ | PROT_WRITE, MAP_SHARED, wfd, 0);
 	if (s == MAP_FAILED)
 		ksft_exit_fail_msg("%s: mmap shared: %s\n", who, strerror(errno));
-	for (off = 0; off + SHARED_STRIDE <= orig_size; off += SHARED_STRIDE) {
+	for (off = 0; off + SHARED_STRIDE <= orig.size; off += SHARED_STRIDE) {
 		memset(s + off + 64, 0xa5 ^ (off >> 16), SHARED_LEN);
 		memset(model + off + 64, 0xa5 ^ (off >> 16), SHARED_LEN);
 	}
-	ok = !msync(s, orig_size, MS_SYNC);
+	ok = !msync(s, orig.size, MS_SYNC);
 	if (!ok)
 		ksft_print_msg("%s: msync: %s\n", who, strerror(errno));
-	ok = file_is(wfd, model, orig_size, "after-collapse, shared writes") && ok;
+	ok = rothp_file_is(&orig, wfd, model, orig.size, "after-collapse, shared writes") && ok;
 	ksft_test_result(ok, "%s: writes through a shared mapping read back after msync\n", who);
-	munmap(s, orig_size);
-	ksft_test_result(map_is(p, model, len, who),
+	munmap(s, orig.size);
+	ksft_test_result(rothp_map_is(&orig, p, model, len, who),
 			 "%s: the r-x private mapping sees the shared writes\n", who);
 
 	/* Cut 3 MiB off and extend back: zeros. */
-	ok = !ftruncate(wfd, cut) && !ftruncate(wfd, orig_size);
+	ok = !ftruncate(wfd, cut) && !ftruncate(wfd, orig.size);
 	if (!ok)
 		ksft_print_msg("%s: ftruncate: %s\n", who, strerror(errno));
 	memset(model + cut, 0, CUT_LEN);
-	ok = file_is(wfd, model, orig_size, "after-collapse, truncate") && ok;
+	ok = rothp_file_is(&orig, wfd, model, orig.size, "after-collapse, truncate") && ok;
 	ksft_test_result(ok, "%s: truncate down 3 MiB and back reads zeros past the cut\n", who);
 
 	/* Punch 2 MiB out of what was a THP. */
@@ -660,9 +548,9 @@ static void test_after_collapse(void)
 		ksft_print_msg("%s: fallocate(PUNCH_HOLE): %s\n", who, strerror(err));
 	snprintf(skip, sizeof(skip), "fallocate(PUNCH_HOLE): %s", strerror(err));
 	rothp_result(err == EOPNOTSUPP ? skip : NULL,
-		     !rc && file_is(wfd, model, orig_size, "after-collapse, punch"),
+		     !rc && rothp_file_is(&orig, wfd, model, orig.size, "after-collapse, punch"),
 		     "%s: a punched 2 MiB hole reads zeros", who);
-	ksft_test_result(map_is(p, model, len, who),
+	ksft_test_result(rothp_map_is(&orig, p, model, len, who),
 			 "%s: the r-x private mapping reads the cut and the hole as zeros\n", who);
 	if (close(wfd))
 		ksft_print_msg("%s: close: %s\n", who, strerror(errno));
@@ -695,8 +583,8 @@ static void test_after_collapse(void)
 	rothp_result(err == EINVAL ? skip : NULL, ok,
 		     "%s: an O_DIRECT pwrite reads back with O_DIRECT", who);
 	rothp_result(err == EINVAL ? skip : NULL,
-		     ok && file_is(fd, model, orig_size, "after-collapse, O_DIRECT") &&
-		     map_is(p, model, len, who),
+		     ok && rothp_file_is(&orig, fd, model, orig.size, "after-collapse, O_DIRECT") &&
+		     rothp_map_is(&orig, p, model, len, who),
 		     "%s: pread and the mapping read the O_DIRECT write", who);
 	if (dfd >= 0)
 		close(dfd);
@@ -705,7 +593,7 @@ static void test_after_collapse(void)
 	munmap(p, len);
 	if (fsync(fd) || rothp_drop_caches())
 		ksft_print_msg("%s: fsync or drop_caches: %s\n", who, strerror(errno));
-	ksft_test_result(file_is(fd, model, orig_size, "after-collapse, disk"),
+	ksft_test_result(rothp_file_is(&orig, fd, model, orig.size, "after-collapse, disk"),
 			 "%s: the disk holds the expected contents\n", who);
 	close(fd);
 	free(model);
@@ -755,7 +643,7 @@ static void race_collapser(const char *path, struct race_stats *st, double deadl
 			st->other++;
 	}
 	/* What it maps must still be the file. */
-	_exit(rothp_hash(p, len) == rothp_hash(orig, len) ? 0 : 1);
+	_exit(rothp_hash(p, len) == rothp_hash(orig.buf, len) ? 0 : 1);
 }
 
 static void race_opener(const char *path, struct race_stats *st, double deadline)
@@ -777,14 +665,14 @@ static void race_opener(const char *path, struct race_stats *st, double deadline
 
 static void race_reader(const char *path, struct race_stats *st, double deadline)
 {
-	uint64_t want = rothp_hash(orig, orig_size), hash;
+	uint64_t want = rothp_hash(orig.buf, orig.size), hash;
 	int fd = open(path, O_RDONLY);
 
 	if (fd < 0)
 		_exit(2);
 	while (!race_over(st->reads, deadline)) {
 		st->reads++;
-		if (rothp_file_hash(fd, 0, orig_size, &hash) || hash != want)
+		if (rothp_file_hash(fd, 0, orig.size, &hash) || hash != want)
 			st->read_bad++;
 	}
 	_exit(st->read_bad ? 1 : 0);
@@ -837,11 +725,11 @@ static void test_race(void)
 	ksft_test_result(!rc_c && !rc_o && !rc_r,
 			 "race: collapser, opener and reader exit with status 0\n");
 
-	fd = open_or_die(path, O_RDONLY);
-	same = file_is(fd, orig, orig_size, "race");
+	fd = rothp_open_checked(path, O_RDONLY);
+	same = rothp_file_is(&orig, fd, orig.buf, orig.size, "race");
 	if (rothp_drop_caches())
 		ksft_print_msg("race: drop_caches: %s\n", strerror(errno));
-	same = file_is(fd, orig, orig_size, "race, disk") && same;
+	same = rothp_file_is(&orig, fd, orig.buf, orig.size, "race, disk") && same;
 	ksft_test_result(same, "race: the file is unchanged, in the cache and on disk\n");
 	close(fd);
 	munmap(st, ROTHP_PAGE_SIZE);
@@ -896,9 +784,9 @@ static void test_recollapse(void)
 	int fd, wfd, rc, err;
 
 	make_copy("recollapse", path, sizeof(path));
-	model = new_model();
-	fd = open_or_die(path, O_RDONLY);
-	p = map_text(fd, st.len);
+	model = rothp_model_new(&orig);
+	fd = rothp_open_checked(path, O_RDONLY);
+	p = rothp_map_text(fd, st.len);
 	st.p = p;
 	nstubs = rothp_find_stubs(fd, &blob);
 	k = nstubs / 2;
@@ -963,7 +851,7 @@ static void test_recollapse(void)
 	if (!byte_ok)
 		ksft_print_msg("%s: the mapping has %#x at %#llx, expected %#x\n", who,
 			       (unsigned char)p[tag_off], (unsigned long long)tag_off, tag);
-	ksft_test_result(map_is(p, model, st.len, who) && byte_ok,
+	ksft_test_result(rothp_map_is(&orig, p, model, st.len, who) && byte_ok,
 			 "%s: the mapping shows the written byte\n", who);
 
 	munmap(p, st.len);
@@ -975,8 +863,8 @@ static void test_recollapse(void)
 /* The whole of textprog, the model every copy starts from. */
 static void read_orig(void)
 {
-	orig = rothp_read_whole(prog, &orig_size);
-	if (orig_size < 2 * ROTHP_PMD_SIZE)
+	orig.buf = rothp_read_whole(prog, &orig.size);
+	if (orig.size < 2 * ROTHP_PMD_SIZE)
 		ksft_exit_fail_msg("%s is smaller than 4 MiB\n", prog);
 }
 
@@ -1003,6 +891,6 @@ int main(int argc, char **argv)
 	test_race();
 	test_recollapse();
 
-	free(orig);
+	free(orig.buf);
 	ksft_finished();
 }
