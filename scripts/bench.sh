@@ -20,11 +20,11 @@ for k in baseline patched; do
 	"$ROTHP_TOP/scripts/boot.sh" "$(kernel_name "$k")" bench "$RESULTS/bench-$k" ||
 		die "the $k bench run did not finish; see $RESULTS/bench-$k/console.log"
 	# The same SMP guest as make check: every CPU QEMU gave it online.
-	guest=$(grep -m1 '^# guest: ' "$RESULTS/bench-$k/ktap.log" || true)
-	[ -n "$guest" ] || die "the $k bench run printed no '# guest:' line"
+	guest=$(grep -m1 "^$ROTHP_GUEST" "$RESULTS/bench-$k/$ROTHP_KTAP_LOG" || true)
+	[ -n "$guest" ] || die "the $k bench run printed no '${ROTHP_GUEST% }' line"
 	[[ $guest =~ cpus=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge "${GUEST_CPUS:-2}" ] ||
 		die "the $k bench guest has fewer CPUs than QEMU gave it: $guest"
-	info "$k bench guest: ${guest#\# guest: }"
+	info "$k bench guest: ${guest#"$ROTHP_GUEST"}"
 done
 info "bench runs took $(($(date +%s) - start))s"
 # The report's own unit tests (TCG and KVM paths, the TLB model), then the

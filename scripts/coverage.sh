@@ -26,14 +26,14 @@ command -v gcov >/dev/null || die "gcov missing (make deps: gcc)"
 rm -rf "$run/gcda"
 APPEND="rothp.gcov=1 ${APPEND:-}" "$ROTHP_TOP/scripts/boot.sh" "$name" check "$run" ||
 	die "the coverage guest did not finish (see ${run#"$ROTHP_TOP"/}/console.log)"
-grep -q '^# rothp-runner: gcov saved' "$run/ktap.log" ||
-	die "the guest saved no gcov counters: $(grep -m1 'cannot save gcov' "$run/ktap.log" || echo 'no report')"
+grep -q "^$ROTHP_GCOV_SAVED" "$run/$ROTHP_KTAP_LOG" ||
+	die "the guest saved no gcov counters: $(grep -m1 "^$ROTHP_GCOV_FAILED" "$run/$ROTHP_KTAP_LOG" || echo 'no report')"
 # The test results of this run, as make check reports them. The coverage
 # kernel is not the debug kernel: its results do not replace make check's.
 "$ROTHP_TOP/scripts/rothp-host" parse "$run" "$RESULTS/coverage.ktap" | tail -n 1 |
 	sed 's/^/rothp: coverage run: /' || true
 mkdir -p "$run/gcda"
-tar -C "$run/gcda" -xf "$run/swap.img" || die "no gcov archive on the swap disk of $run"
-rm -f "$run/swap.img"
+tar -C "$run/gcda" -xf "$run/$ROTHP_SWAP_DISK" || die "no gcov archive on the swap disk of $run"
+rm -f "$run/$ROTHP_SWAP_DISK"
 "$ROTHP_TOP/scripts/rothp-host" coverage "$obj" "$run/gcda" "$SRC" "$BASE_TAG..$SERIES_BRANCH" \
 	"$ROTHP_TOP/selftests/coverage-gaps.txt" "$RESULTS"

@@ -2,6 +2,8 @@
 # Shared settings and helpers for the rothp stage scripts; sourced, not run.
 
 ROTHP_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The markers, modes, options and paths the host shares with guest/init.
+. "$ROTHP_TOP/scripts/contract.sh"
 BUILD=${BUILD:-$ROTHP_TOP/build}
 RESULTS=${RESULTS:-$ROTHP_TOP/results}
 KERNEL_DEB_VERSION=${KERNEL_DEB_VERSION:-6.12.118-1~deb12u1}

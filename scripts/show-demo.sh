@@ -6,13 +6,13 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 run=${1:?usage: show-demo.sh RUN_DIR}
-log=$run/ktap.log
+log=$run/$ROTHP_KTAP_LOG
 [ -s "$log" ] || die "no guest output in $log; see $run/console.log"
 echo
-tr -d '\r' <"$log" | sed -n '/^# rothp-runner: demo start/,/^# rothp-runner: demo exit/p' |
-	sed -e '/^# rothp-runner: demo /d'
+tr -d '\r' <"$log" | sed -n "/^$ROTHP_DEMO_START/,/^$ROTHP_DEMO_EXIT/p" |
+	sed -e "/^$ROTHP_DEMO_START/d" -e "/^$ROTHP_DEMO_EXIT/d"
 echo
-status=$(tr -d '\r' <"$log" | sed -n 's/^# rothp-runner: demo exit //p')
+status=$(tr -d '\r' <"$log" | sed -n "s/^$ROTHP_DEMO_EXIT//p")
 case "$status" in
 0) info "demo: the text became huge (logs: ${run#"$ROTHP_TOP"/}/)" ;;
 "") die "the demo did not finish; see $run/console.log" ;;

@@ -14,7 +14,7 @@ mkdir -p "$run"
 bin=$BUILD/host
 run_logged "building hugetext for the host tests" "$LOGS/hugetext-host.log" \
 	make -C "$ROTHP_TOP/hugetext" OUTPUT="$bin"
-info "running the host tests (log: ${run#"$ROTHP_TOP"/}/ktap.log)"
+info "running the host tests (log: ${run#"$ROTHP_TOP"/}/$ROTHP_KTAP_LOG)"
 
 # program N NAME COMMAND...: COMMAND's own KTAP indented, then its result.
 program() {
@@ -34,5 +34,5 @@ program() {
 	echo "1..2"
 	program 1 hugetext.host sh "$ROTHP_TOP/hugetext/host_test.sh" "$bin/hugetext"
 	program 2 host.python "$ROTHP_TOP/scripts/rothp-host" selftest --ktap
-	echo "# rothp-runner: done"
-} >"$run/ktap.log"
+	echo "$ROTHP_DONE"
+} >"$run/$ROTHP_KTAP_LOG"

@@ -26,10 +26,10 @@ import platform
 import re
 import shutil
 
-from . import svgplot, tlb_model
+from . import contract, svgplot, tlb_model
 
 LINE = re.compile(r'^BENCH\s+(\S+)\s+([-+0-9.eE]+)\s+(\S+)\s*$')
-EXIT = re.compile(r'^# rothp-runner: bench exit (\S+) (\d+)')
+EXIT = contract.regex('bench_exit')
 ITLB_RUN = re.compile(r'^ITLB run (4k|file|copy) (\d+) (\d+) (\d+) (\d+) ([0-9.]+) ([0-9.]+) '
                       r'([0-9a-f]+) (0x[0-9a-f]+) ([Hp]+)\s*$')
 ITLB_ACCEL = re.compile(r'^ITLB accel (\S+)')
@@ -138,8 +138,8 @@ def read_line(r, line):
         r['vals'][m.group(1)] = float(m.group(2))
         r['units'][m.group(1)] = m.group(3)
     m = EXIT.match(line)
-    if m and m.group(2) != '0':
-        r['failed'].append(f'{m.group(1)} exited {m.group(2)}')
+    if m and m.group('rc') != '0':
+        r['failed'].append(f'{m.group("name")} exited {m.group("rc")}')
     m = ITLB_ACCEL.match(line)
     if m:
         r['sig'] = m.group(1)
@@ -153,7 +153,7 @@ def clock_failure(run):
 
     A guest that could not calibrate its TSC times in jiffies (4 ms at
     HZ=250): its short timings are steps of 4 ms, not measurements."""
-    sources = CLOCKSOURCE.findall(read_text(os.path.join(run, 'console.log')) or '')
+    sources = CLOCKSOURCE.findall(read_text(os.path.join(run, contract.CONSOLE_LOG)) or '')
     if sources and 'jiffies' in sources[-1]:
         return (f'{run}: the guest timed with clocksource {sources[-1]} '
                 '(TSC not calibrated), not with the TSC')
@@ -164,7 +164,7 @@ def read_run(run):
     """BENCH values and units, ITLB runs, failures and accel of a run dir."""
     r = {'vals': {}, 'units': {}, 'failed': [], 'itlb': {}, 'sig': None,
          'accel': 'tcg'}
-    text = read_text(os.path.join(run, 'ktap.log'))
+    text = read_text(os.path.join(run, contract.KTAP_LOG))
     if text is None:
         r['failed'].append(f'{run}: no ktap.log')
         return r

@@ -18,7 +18,7 @@ file, UPSTREAM_BASELINE= none.
 """
 import os
 
-from . import ktap
+from . import contract, ktap
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT = os.path.join(TOP, 'guest', 'upstream-baseline.txt')
@@ -48,7 +48,7 @@ def shape(guest):
     """What of a guest line decides which upstream cases run: the CPUs and
     swap (the preemption model changes no case's outcome by design, so a
     PREEMPT=none run is judged against the same baseline)."""
-    words = guest[len(ktap.GUEST):].split()
+    words = guest[len(contract.GUEST):].split()
     return {k: v for k, v in (w.split('=', 1) for w in words if '=' in w)
             if k in ('cpus', 'swap')}
 
@@ -130,8 +130,8 @@ def apply(cases, path=None, guest=None):
 
 def kernel_of(lines):
     """The kernel release the runner's header names."""
-    return next((line.split('kernel ', 1)[1].split(',')[0] for line in lines
-                 if line.startswith(ktap.RUNNER + 'kernel ')), 'unknown')
+    kernel = contract.regex('kernel')
+    return next((m.group('release') for m in map(kernel.match, lines) if m), 'unknown')
 
 
 def baseline_of(run):
@@ -143,7 +143,7 @@ def baseline_of(run):
         raise NotRecorded(broken[0][2])
     guest = ktap.guest_line(lines)
     if not guest:
-        raise NotRecorded(f'no "{ktap.GUEST.strip()}" line in its KTAP')
+        raise NotRecorded(f'no "{contract.GUEST.strip()}" line in its KTAP')
     out = [h.format(kernel=kernel_of(lines)) for h in HEADER] + [guest]
     for name, st, why in cases:
         if name.startswith(PREFIX):

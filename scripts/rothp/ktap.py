@@ -19,10 +19,10 @@ some of these cases against a baseline run.
 import os
 import re
 
+from . import contract
+
 RESULT = re.compile(r'^(ok|not ok)\s+(\d+)\s*(?:-\s*)?([^#]*?)\s*(?:#\s*(.*))?$')
 PLAN = re.compile(r'^1\.\.(\d+)')
-GUEST = '# guest: '
-RUNNER = '# rothp-runner: '
 SPLATS = [
     (re.compile(r'\bOops\b|general protection fault'), 'Oops'),
     (re.compile(r'\bBUG: |kernel BUG at'), 'BUG'),
@@ -117,7 +117,7 @@ def parse_ktap(lines):
 
 def guest_line(ktap):
     """The runner's '# guest: cpus=N preempt=M swap=S' line, or None."""
-    return next((line.strip() for line in ktap if line.startswith(GUEST)), None)
+    return next((line.strip() for line in ktap if line.startswith(contract.GUEST)), None)
 
 
 def find_splats(console):
@@ -150,9 +150,9 @@ def runner_cases(who, ktap, nprog):
         cases.append((f'runner {who}', 'FAIL', 'no KTAP plan (did it run?)'))
     elif nprog < planned:
         cases.append((f'runner {who}', 'FAIL', f'{nprog} of {planned} test programs reported'))
-    if not any(line.startswith(RUNNER + 'done') for line in ktap):
+    if not any(line.startswith(contract.MARKERS['done']) for line in ktap):
         cases.append((f'runner {who}', 'FAIL', 'runner did not finish'))
-    guest_run = any(line.startswith(RUNNER + 'kernel ') for line in ktap)
+    guest_run = any(line.startswith(contract.prefix('kernel')) for line in ktap)
     if guest_run and guest_line(ktap) is None:
         cases.append((f'runner {who}', 'FAIL', 'no "# guest:" header (cpus, preempt)'))
     return cases
@@ -160,8 +160,8 @@ def runner_cases(who, ktap, nprog):
 
 def run_cases(run):
     """(KTAP lines, cases) of one run directory, with the runner's own checks."""
-    ktap = read_lines(os.path.join(run, 'ktap.log'))
-    console = read_lines(os.path.join(run, 'console.log'))
+    ktap = read_lines(os.path.join(run, contract.KTAP_LOG))
+    console = read_lines(os.path.join(run, contract.CONSOLE_LOG))
     cases, nprog = parse_ktap(ktap)
     cases += runner_cases(os.path.basename(os.path.normpath(run)), ktap, nprog)
     for kind, lineno, text in find_splats(console)[:MAX_SPLATS]:

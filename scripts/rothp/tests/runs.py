@@ -4,16 +4,18 @@ test-host.sh write them."""
 import os
 import textwrap
 
-GUEST = '# guest: cpus=2 preempt=full swap=on'
+from rothp import contract
+
+GUEST = contract.render('guest', cpus=2, preempt='full', swap='on')
 
 
 def header(nprog, guest=GUEST, kernel='6.12.118-rothp-patched'):
     """The runner's first lines: KTAP version, kernel, guest, plan."""
-    lines = ['KTAP version 1', f'# rothp-runner: kernel {kernel}, 2 cpus']
+    lines = ['KTAP version 1', contract.render('kernel', release=kernel, cpus=2)]
     return '\n'.join(lines + ([guest] if guest else []) + [f'1..{nprog}']) + '\n'
 
 
-DONE = '# rothp-runner: done\n'
+DONE = contract.MARKERS['done'] + '\n'
 
 
 def block(text):

@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Tests of contract: that guest/init prints every marker the host expects
+and no other, reads the options and runs the modes the host names, and
+that scripts/contract.sh says what contract.py says."""
+import os
+import re
+import unittest
+
+from rothp import contract, ktap
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+INIT = os.path.join(TOP, 'guest', 'init')
+CONTRACT_SH = os.path.join(TOP, 'scripts', 'contract.sh')
+# say_KEY() { echo "TEXT"; }: one marker of init.
+SAY = re.compile(r'^say_(\w+)\(\) \{ echo "([^"]*)"; \}$')
+# A shell assignment of contract.sh: NAME='VALUE'.
+ASSIGN = re.compile(r"^(ROTHP_\w+)='([^']*)'$")
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def init_markers():
+    """{key: marker text with {field} for $1, $2, ...} of guest/init."""
+    found = {}
+    for line in read(INIT).splitlines():
+        m = SAY.match(line)
+        if m:
+            key, text = m.groups()
+            names = contract.fields(key) if key in contract.MARKERS else []
+            found[key] = re.sub(r'\$\{?(\d)\}?',
+                                lambda d: '{' + (names[int(d.group(1)) - 1]
+                                                 if int(d.group(1)) <= len(names) else '?') + '}',
+                                text)
+    return found
+
+
+class InitTest(unittest.TestCase):
+    def setUp(self):
+        self.init = read(INIT)
+
+    def test_markers_match(self):
+        self.assertEqual(init_markers(), contract.MARKERS)
+
+    def test_markers_used(self):
+        for key in contract.MARKERS:
+            self.assertRegex(self.init, rf'(^|[\s(|]|\$\()say_{key}\b(?!\(\))',
+                             f'init defines say_{key} but never calls it')
+
+    def test_no_marker_outside_say(self):
+        for line in self.init.splitlines():
+            if line.lstrip().startswith('#') or SAY.match(line):
+                continue
+            for text in (contract.RUNNER, contract.GUEST):
+                self.assertNotIn(text, line, 'a marker printed without say_*')
+
+    def test_trace(self):
+        self.assertIn(f"say_trace() {{ sed 's/^/{contract.TRACE}/'; }}", self.init)
+
+    def test_options(self):
+        got = re.findall(r'^\s*' + re.escape(contract.OPTION_PREFIX) + r'(\w+)=\*\)',
+                         self.init, re.M)
+        self.assertEqual(sorted(got), sorted(contract.OPTIONS))
+
+    def test_modes(self):
+        dispatch = self.init[self.init.index('case "$mode" in'):]
+        dispatch = dispatch[:dispatch.index('esac')]
+        got = re.findall(r'^(\w+)\) mode_(\w+) ;;$', dispatch, re.M)
+        self.assertTrue(all(a == b for a, b in got))
+        default = re.search(r'^\*\) mode_(\w+) ;;$', dispatch, re.M).group(1)
+        self.assertEqual(default, contract.DEFAULT_MODE)
+        self.assertEqual(sorted([a for a, _ in got] + [default]), sorted(contract.MODES))
+        self.assertIn(f'\tmode={contract.DEFAULT_MODE}\n', self.init)
+
+    def test_paths(self):
+        for path in (contract.TESTS_LIST, contract.BENCH_LIST):
+            self.assertIn(path, self.init)
+        for _, device in contract.DISKS:
+            self.assertIn(device, self.init)
+        self.assertIn(f'swapon {dict(contract.DISKS)[contract.SWAP_DISK]}', self.init)
+
+
+class RegexTest(unittest.TestCase):
+    """The regular expressions the host parses with match what init prints."""
+
+    def test_every_marker(self):
+        values = {'cpus': '2', 'rc': '137', 'n': '12', 'seconds': '0.5', 'name': 'a.ext4',
+                  'release': '6.12.0', 'fs': 'xfs', 'device': '/dev/vdb', 'dir': '/mnt/xfs',
+                  'preempt': 'full', 'swap': 'on', 'error': 'no such device'}
+        for key in contract.MARKERS:
+            line = contract.render(key, **{f: values[f] for f in contract.fields(key)})
+            m = contract.regex(key).match(line)
+            self.assertIsNotNone(m, key)
+            self.assertEqual(m.groupdict(), {f: values[f] for f in contract.fields(key)})
+
+    def test_ktap_uses_them(self):
+        self.assertEqual(ktap.guest_line([contract.render('guest', cpus=1, preempt='none',
+                                                          swap='off') + '\n']),
+                         '# guest: cpus=1 preempt=none swap=off')
+
+
+class ShellTest(unittest.TestCase):
+    def test_contract_sh(self):
+        got = {}
+        for line in read(CONTRACT_SH).splitlines():
+            m = ASSIGN.match(line)
+            if m:
+                got[m.group(1)] = m.group(2)
+            elif line.startswith('ROTHP_'):
+                self.fail(f'contract.sh: not NAME=\'VALUE\': {line}')
+        self.assertEqual(got, contract.shell_values())
+
+    def test_markers_are_plain(self):
+        # The scripts put the markers in grep and sed patterns (sed's
+        # delimited by /) and every value in single quotes.
+        for name, value in contract.shell_values().items():
+            self.assertNotIn("'", value, name)
+            if name not in ('ROTHP_PROGRESS_RE', 'ROTHP_GUEST_DIR', 'ROTHP_OPTION_PREFIX') \
+                    and not name.endswith(('_LOG', '_DISK', '_DISKS')):
+                self.assertNotRegex(value, r'[][\\.*^$+?(){}|/"]', name)
+
+if __name__ == '__main__':
+    unittest.main()
