@@ -11,6 +11,7 @@ from rothp import contract, ktap
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 INIT = os.path.join(TOP, 'guest', 'init')
 CONTRACT_SH = os.path.join(TOP, 'scripts', 'contract.sh')
+TESTS_LIST = os.path.join(TOP, 'guest', 'tests.list')
 # say_KEY() { echo "TEXT"; }: one marker of init.
 SAY = re.compile(r'^say_(\w+)\(\) \{ echo "([^"]*)"; \}$')
 # A shell assignment of contract.sh: NAME='VALUE'.
@@ -120,6 +121,22 @@ class ShellTest(unittest.TestCase):
             if name not in ('ROTHP_PROGRESS_RE', 'ROTHP_GUEST_DIR', 'ROTHP_OPTION_PREFIX') \
                     and not name.endswith(('_LOG', '_DISK', '_DISKS')):
                 self.assertNotRegex(value, r'[][\\.*^$+?(){}|/"]', name)
+
+class StressListTest(unittest.TestCase):
+    """Stress mode runs the stress lines of tests.list with their last
+    argument, the seconds of stress, replaced: there must be some, and that
+    argument must be the seconds."""
+
+    def test_stress_lines(self):
+        lines = [line.split() for line in read(TESTS_LIST).splitlines()
+                 if line.strip() and not line.lstrip().startswith('#')]
+        stress = [w for w in lines if w[2] == 'stress']
+        self.assertGreaterEqual(len(stress), 2)
+        for w in stress:
+            self.assertEqual(len(w), 5, w)
+            self.assertTrue(w[3].startswith('/mnt/') and w[4].isdigit(), w)
+        self.assertIn('$3 == "stress"', read(INIT))
+
 
 if __name__ == '__main__':
     unittest.main()
