@@ -95,8 +95,8 @@ DURATION ?= 600
 stress: apply
 	@$(S)/build.sh $(KERNEL) $(check_flavour)
 	@$(S)/image.sh
-	@BOOT_TIMEOUT=$$(($(DURATION) + 1800)) APPEND='rothp.duration=$(DURATION)' \
-		$(S)/boot.sh $(check_name) stress results/stress-$(check_name) || true
+	@BOOT_TIMEOUT=$$(($(DURATION) + 1800)) \
+		$(S)/boot.sh $(check_name) stress results/stress-$(check_name) duration=$(DURATION) || true
 	@mkdir -p results
 	@$(S)/rothp-host parse results/stress-$(check_name) results/stress.ktap
 

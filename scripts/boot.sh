@@ -1,11 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # boot: run one kernel under QEMU with the rothp images, once.
-#   boot.sh KERNEL_NAME MODE RUN_DIR
+#   boot.sh KERNEL_NAME MODE RUN_DIR [OPTION=VALUE...]
 # KERNEL_NAME is a build/obj/ directory (patched-debug, baseline, ...), MODE the
-# guest runner's mode (check, demo, probe). The kernel console goes to
-# RUN_DIR/console.log, the runner's KTAP to RUN_DIR/ktap.log. The disks are
-# fresh copies of the built images, so every run starts from the same state.
+# guest runner's mode (check, stress, bench, demo, probe). Each OPTION=VALUE
+# is one more option of the runner, rothp.OPTION=VALUE on the kernel command
+# line (make stress: duration=SECONDS; make coverage: gcov=1). The kernel
+# console goes to RUN_DIR/console.log, the runner's KTAP to RUN_DIR/ktap.log.
+# The disks are fresh copies of the built images, so every run starts from
+# the same state.
 # Exit status: 0 when the guest ran to its end, 1 otherwise (timeout, crash).
 #
 # ACCEL=tcg (default) | kvm | auto: auto boots once with KVM to probe it and
@@ -13,13 +16,25 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-name=${1:?usage: boot.sh KERNEL_NAME MODE RUN_DIR}
-mode=${2:?usage: boot.sh KERNEL_NAME MODE RUN_DIR}
-run=${3:?usage: boot.sh KERNEL_NAME MODE RUN_DIR}
+usage="usage: boot.sh KERNEL_NAME MODE RUN_DIR [OPTION=VALUE...]"
+name=${1:?$usage}
+mode=${2:?$usage}
+run=${3:?$usage}
+shift 3
+[[ " $ROTHP_MODES " == *" $mode "* ]] || die "mode $mode: not one of $ROTHP_MODES"
+# The runner's options, rothp.OPTION=VALUE on the command line, by OPTION
+# (ROTHP_OPTIONS): the mode, filter, timeout and trace from the make
+# variables, the arguments, and cpus and preempt from the guest below.
+declare -A opt=([mode]=$mode [filter]=${FILTER:-} [timeout]=${TEST_TIMEOUT:-} [trace]=${TRACE:-})
+for a in "$@"; do
+	[[ $a == *=* && " $ROTHP_OPTIONS " == *" ${a%%=*} "* ]] ||
+		die "$a: not OPTION=VALUE with OPTION one of $ROTHP_OPTIONS"
+	opt[${a%%=*}]=${a#*=}
+done
 kimg=$BUILD/obj/$name/arch/x86/boot/bzImage
 img=$BUILD/image
 [ -f "$kimg" ] || die "$kimg missing: build it first"
-for f in initramfs.cpio ext4.img xfs.img swap.img ext3.img; do
+for f in initramfs.cpio $ROTHP_DISKS; do
 	[ -f "$img/$f" ] || die "$img/$f missing: run 'make image' first"
 done
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (make deps)"
@@ -56,7 +71,8 @@ case "$(grep -E '^CONFIG_PREEMPT(_NONE|_VOLUNTARY)?=y' "$kconfig")" in
 *CONFIG_PREEMPT=y*) preempt=full ;;
 *) die "$kconfig names no preemption model" ;;
 esac
-append="console=ttyS0 panic=-1 rothp.mode=$mode rothp.cpus=$cpus rothp.preempt=$preempt ${FILTER:+rothp.filter=$FILTER} ${TEST_TIMEOUT:+rothp.timeout=$TEST_TIMEOUT} ${TRACE:+rothp.trace=$TRACE} ${APPEND:-}"
+opt[cpus]=$cpus
+opt[preempt]=$preempt
 # Under TCG the guest reads the host's TSC. The guest kernel calibrates it
 # against the PIT, which fails now and then under TCG; it then marks the
 # TSC unstable and times everything in 4 ms jiffies (no HPET without ACPI).
@@ -64,8 +80,22 @@ append="console=ttyS0 panic=-1 rothp.mode=$mode rothp.cpus=$cpus rothp.preempt=$
 if [ "${ACCEL:-tcg}" != kvm ] && grep -qw tsc_known_freq /proc/cpuinfo &&
 	grep -qw constant_tsc /proc/cpuinfo; then
 	tsc_khz=$(awk -F: '/^cpu MHz/ { printf "%d", $2 * 1000 + 0.5; exit }' /proc/cpuinfo)
-	[ "${tsc_khz:-0}" -gt 0 ] && append+=" tsc_early_khz=$tsc_khz"
+	[ "${tsc_khz:-0}" -gt 0 ] || tsc_khz=
 fi
+
+# kernel_cmdline MODE: the guest's kernel command line for a boot in MODE:
+# the console on the first serial port, panic=-1 (a panic reboots, which
+# -no-reboot makes the end of the run), every runner option set, in the
+# order of ROTHP_OPTIONS, then APPEND and the TSC rate.
+kernel_cmdline() {
+	local o v line="console=ttyS0 panic=-1"
+	for o in $ROTHP_OPTIONS; do
+		v=${opt[$o]:-}
+		[ "$o" = mode ] && v=$1
+		[ -z "$v" ] || line+=" $ROTHP_OPTION_PREFIX$o=$v"
+	done
+	echo "$line${APPEND:+ $APPEND}${tsc_khz:+ tsc_early_khz=$tsc_khz}"
+}
 
 qemu() {
 	# TCG's "max" CPU offers 5-level paging; with it, this KASAN kernel
@@ -78,26 +108,26 @@ qemu() {
 	# made every copy, and so the page cache against the disk, look
 	# slower than on hardware. Both kernels boot the same CPU model.
 	local accel=$1 dir=$2 tmo=$3 m=$4 cpu=max,la57=off,erms=off,fsrm=off
-	local acc=$1
+	local acc=$1 cmdline d
+	local -a drives=()
 	[ "$accel" = kvm ] && cpu=host
 	[ "$accel" = tcg ] && acc=tcg,thread=multi
+	cmdline=$(kernel_cmdline "$m")
 	mkdir -p "$dir"
-	rm -f "$dir/console.log" "$dir/ktap.log"
-	cp --sparse=always "$img/ext4.img" "$dir/ext4.img"
-	cp --sparse=always "$img/xfs.img" "$dir/xfs.img"
-	cp --sparse=always "$img/swap.img" "$dir/swap.img"
-	cp --sparse=always "$img/ext3.img" "$dir/ext3.img"
-	echo "qemu-system-x86_64 -accel $acc -cpu $cpu -smp $cpus -m $mem -kernel $kimg -append '${append/rothp.mode=$mode/rothp.mode=$m}'" >"$dir/qemu.cmd"
+	rm -f "$dir/$ROTHP_CONSOLE_LOG" "$dir/$ROTHP_KTAP_LOG"
+	# The disks in the order the guest expects them: /dev/vda, /dev/vdb, ...
+	for d in $ROTHP_DISKS; do
+		cp --sparse=always "$img/$d" "$dir/$d"
+		drives+=(-drive "file=$dir/$d,if=virtio,format=raw,cache=$disk_cache")
+	done
+	echo "qemu-system-x86_64 -accel $acc -cpu $cpu -smp $cpus -m $mem -kernel $kimg -append '$cmdline'" >"$dir/qemu.cmd"
 	timeout -k 10 "$tmo" qemu-system-x86_64 \
 		-accel "$acc" -cpu "$cpu" -smp "$cpus" -m "$mem" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$kimg" -initrd "$img/initramfs.cpio" \
-		-append "${append/rothp.mode=$mode/rothp.mode=$m}" \
-		-drive "file=$dir/ext4.img,if=virtio,format=raw,cache=$disk_cache" \
-		-drive "file=$dir/xfs.img,if=virtio,format=raw,cache=$disk_cache" \
-		-drive "file=$dir/swap.img,if=virtio,format=raw,cache=$disk_cache" \
-		-drive "file=$dir/ext3.img,if=virtio,format=raw,cache=$disk_cache" \
-		-serial "file:$dir/console.log" -serial "file:$dir/ktap.log" \
+		-append "$cmdline" \
+		"${drives[@]}" \
+		-serial "file:$dir/$ROTHP_CONSOLE_LOG" -serial "file:$dir/$ROTHP_KTAP_LOG" \
 		>"$dir/qemu.log" 2>&1
 }
 
@@ -108,7 +138,8 @@ auto)
 	accel=tcg
 	if [ -w /dev/kvm ]; then
 		info "probing KVM with a real boot"
-		if qemu kvm "$run/kvm-probe" 60 probe && grep -q 'probe ok' "$run/kvm-probe/ktap.log" 2>/dev/null; then
+		if qemu kvm "$run/kvm-probe" 60 probe &&
+			grep -qF "$ROTHP_PROBE_OK" "$run/kvm-probe/$ROTHP_KTAP_LOG" 2>/dev/null; then
 			accel=kvm
 		else
 			info "KVM guest did not come up ($(grep -m1 -i error "$run/kvm-probe/qemu.log" 2>/dev/null || echo 'no output')); falling back to TCG"
@@ -120,15 +151,15 @@ auto)
 *) die "ACCEL must be tcg, kvm or auto" ;;
 esac
 
-info "booting $name ($accel, $cpus cpus, $mem, mode $mode${FILTER:+, filter $FILTER}); console: ${run#"$ROTHP_TOP"/}/console.log"
+info "booting $name ($accel, $cpus cpus, $mem, mode $mode${FILTER:+, filter $FILTER}); console: ${run#"$ROTHP_TOP"/}/$ROTHP_CONSOLE_LOG"
 mkdir -p "$run"
 start=$(date +%s)
 qemu "$accel" "$run" "$boot_timeout" "$mode" &
 qpid=$!
 # Show the runner's progress while the guest runs; tail ends with QEMU.
 sleep 1
-tail -n +1 -F --pid="$qpid" "$run/ktap.log" 2>/dev/null |
-	sed -u 's/\r$//' | grep --line-buffered -E '^(ok|not ok|# rothp-runner: (start|done|demo|cannot|bench)|# progress: )' |
+tail -n +1 -F --pid="$qpid" "$run/$ROTHP_KTAP_LOG" 2>/dev/null |
+	sed -u 's/\r$//' | grep --line-buffered -E "$ROTHP_PROGRESS_RE" |
 	sed -u "s/^/  [guest] /" || true
 rc=0
 wait "$qpid" || rc=$?
@@ -140,8 +171,8 @@ elif [ "$rc" -ne 0 ]; then
 	info "qemu failed (exit $rc): $(tail -n 3 "$run/qemu.log")"
 	exit 1
 fi
-if ! grep -q '^# rothp-runner: done' "$run/ktap.log"; then
-	info "guest stopped before the runner finished (panic or crash?); see $run/console.log"
+if ! grep -q "^$ROTHP_DONE" "$run/$ROTHP_KTAP_LOG"; then
+	info "guest stopped before the runner finished (panic or crash?); see $run/$ROTHP_CONSOLE_LOG"
 	exit 1
 fi
 info "guest finished in ${elapsed}s"

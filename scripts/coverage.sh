@@ -24,7 +24,7 @@ command -v gcov >/dev/null || die "gcov missing (make deps: gcc)"
 "$ROTHP_TOP/scripts/build.sh" patched gcov
 "$ROTHP_TOP/scripts/image.sh"
 rm -rf "$run/gcda"
-APPEND="rothp.gcov=1 ${APPEND:-}" "$ROTHP_TOP/scripts/boot.sh" "$name" check "$run" ||
+"$ROTHP_TOP/scripts/boot.sh" "$name" check "$run" gcov=1 ||
 	die "the coverage guest did not finish (see ${run#"$ROTHP_TOP"/}/console.log)"
 grep -q "^$ROTHP_GCOV_SAVED" "$run/$ROTHP_KTAP_LOG" ||
 	die "the guest saved no gcov counters: $(grep -m1 "^$ROTHP_GCOV_FAILED" "$run/$ROTHP_KTAP_LOG" || echo 'no report')"
