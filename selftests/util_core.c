@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -352,4 +353,36 @@ const char *rothp_test_init(int argc, char **argv, char *prog, size_t len)
 	uname(&u);
 	ksft_print_msg("kernel %s, %s on %s\n", u.release, prog, fs);
 	return dir;
+}
+
+int rothp_cases_plan(const struct rothp_case *cases, size_t n)
+{
+	int plan = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		plan += cases[i].nr;
+	return plan;
+}
+
+const char *rothp_case_result(char *buf, size_t len, const struct rothp_case *c, int i, ...)
+{
+	size_t pre = 0;
+	va_list ap;
+	int n;
+
+	if (i < 0 || i >= c->nr)
+		return NULL;
+	if (c->name) {
+		n = snprintf(buf, len, "%s: ", c->name);
+		if (n < 0 || (size_t)n >= len)
+			return NULL;
+		pre = n;
+	}
+	va_start(ap, i);
+	n = vsnprintf(buf + pre, len - pre, c->results[i], ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len - pre)
+		return NULL;
+	return buf;
 }

@@ -101,4 +101,47 @@ const char *rothp_test_init(int argc, char **argv, char *prog, size_t len);
 		ksft_test_result(pass, fmt "\n", ##__VA_ARGS__);	\
 } while (0)
 
+/*
+ * Case tables. A test names its results in tables, one for each of its
+ * parts (cases), in the order the part reports them, and sets its plan to
+ * the sum of the tables' sizes, rothp_cases_plan(): the plan then counts
+ * what the code can report, not what someone counted by hand, and a test
+ * that reports less than its tables still fails. A result's name is its
+ * table entry, a printf format, after "<case name>: " when the case has a
+ * name; rothp_report() fills in the format's arguments.
+ */
+struct rothp_case {
+	const char *name;		/* the prefix of its results, or NULL */
+	const char *const *results;	/* printf formats, in reporting order */
+	int nr;
+};
+
+#define ROTHP_CASE(n, tbl)	{ (n), (tbl), ARRAY_SIZE(tbl) }
+#define ROTHP_RESULT_MAX	512
+
+int rothp_cases_plan(const struct rothp_case *cases, size_t n);
+/*
+ * The name of result i of c, its format filled in with the arguments, in
+ * buf; NULL when i is not in c's table or the name does not fit.
+ */
+const char *rothp_case_result(char *buf, size_t len, const struct rothp_case *c, int i, ...);
+
+/*
+ * Report result i of case c: skipped with the reason skip unless skip is
+ * NULL (pass is not evaluated then), as rothp_result(). An index outside
+ * the case's table ends the test failing.
+ */
+#define rothp_report(c, i, skip, pass, ...) do {			\
+	const struct rothp_case *__rc = (c);				\
+	const char *__rskip = (skip);					\
+	char __rname[ROTHP_RESULT_MAX];					\
+	int __ri = (i);							\
+	bool __rpass = !__rskip && (pass);				\
+									\
+	if (!rothp_case_result(__rname, sizeof(__rname), __rc, __ri, ##__VA_ARGS__))	\
+		ksft_exit_fail_msg("%s: result %d: not in its table of %d, or too long\n", \
+				   __rc->name ? __rc->name : "a case", __ri, __rc->nr);	\
+	rothp_result(__rskip, __rpass, "%s", __rname);			\
+} while (0)
+
 #endif /* __ROTHP_UTIL_CORE_H */
