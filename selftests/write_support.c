@@ -30,6 +30,8 @@
  * with the series a THP is split where a write reaches it (see
  * write_open.c). Both must pass all of this; the series' vmstat counters are
  * only printed.
+ *
+ * Each part's results are named in its table below: the plan is their sum.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -323,7 +325,20 @@ static int64_t stub_in_new_child(char *p, off_t blob, long k)
 	return v;
 }
 
-static void test_running(void)
+static const char *const running_results[] = {
+	"MADV_COLLAPSE PMD-maps the copy's text",
+	"open(O_RDWR) and pwrite() into the running text",
+	"the child runs the new stub %ld after the pwrite",
+	"the child is alive and running after the close",
+	"MADV_COLLAPSE after close and fsync returns 0",
+	"the text is PMD-mapped again after MADV_COLLAPSE",
+	"the child never saw a wrong stub value",
+	"the child exits with status 0",
+	"stub %ld returns the new value in a new child",
+	"pread gives the new stub %ld and the rest unchanged",
+};
+
+static void test_running(const struct rothp_case *c)
 {
 	char path[PATH_MAX], *p, *model;
 	struct run_state *rs;
@@ -356,8 +371,7 @@ static void test_running(void)
 		       (unsigned long long)blob, path, k, newval);
 
 	rc = collapse("running", p, len, &err, &pmd);
-	ksft_test_result(!rc && pmd == (long)len,
-			 "running: MADV_COLLAPSE PMD-maps the copy's text\n");
+	rothp_report(c, 0, NULL, !rc && pmd == (long)len);
 
 	rs = shared_page_or_die();
 	if (pipe(pfd))
@@ -380,41 +394,38 @@ static void test_running(void)
 	if (wfd >= 0 && !wrote)
 		ksft_print_msg("running: pwrite: %s\n", strerror(errno));
 	print_counters("running: open(O_RDWR)", counters);
-	ksft_test_result(wrote, "running: open(O_RDWR) and pwrite() into the running text\n");
+	rothp_report(c, 1, NULL, wrote);
 
 	seen = wrote && wait_passes(rs, 0, 1);
 	ksft_print_msg("running: child at pass %ld, stub %ld returned the new value %ld times\n",
 		       shared_get(&rs->passes), k, shared_get(&rs->saw_new));
-	ksft_test_result(seen, "running: the child runs the new stub %ld after the pwrite\n", k);
+	rothp_report(c, 2, NULL, seen, k);
 	if (wfd >= 0 && close(wfd))
 		ksft_print_msg("running: close: %s\n", strerror(errno));
 
 	passes = shared_get(&rs->passes);
 	alive = wait_passes(rs, passes + 2, 0) && !waitpid(pid, NULL, WNOHANG);
-	ksft_test_result(alive, "running: the child is alive and running after the close\n");
+	rothp_report(c, 3, NULL, alive);
 
 	/* The last writer is gone: once clean, the text collapses again. */
 	if (fsync(fd))
 		ksft_print_msg("running: fsync: %s\n", strerror(errno));
 	rc = collapse("running, after close and fsync", p, len, &err, &pmd);
-	ksft_test_result(!rc, "running: MADV_COLLAPSE after close and fsync returns 0\n");
-	ksft_test_result(pmd == (long)len,
-			 "running: the text is PMD-mapped again after MADV_COLLAPSE\n");
+	rothp_report(c, 4, NULL, !rc);
+	rothp_report(c, 5, NULL, pmd == (long)len);
 
 	shared_set(&rs->stop, 1);
 	rc = wait_child(pid, CHILD_TIMEOUT_MS, "running: child");
 	clean = read_reports(pfd[0]);
 	close(pfd[0]);
-	ksft_test_result(clean, "running: the child never saw a wrong stub value\n");
-	ksft_test_result(!rc, "running: the child exits with status 0\n");
+	rothp_report(c, 6, NULL, clean);
+	rothp_report(c, 7, NULL, !rc);
 
 	fresh = stub_in_new_child(p, blob, k);
 	ksft_print_msg("running: stub %ld returns %#llx in a new child\n", k,
 		       (unsigned long long)fresh);
-	ksft_test_result(fresh == newval,
-			 "running: stub %ld returns the new value in a new child\n", k);
-	ksft_test_result(rothp_file_is(&orig, fd, model, orig.size, "running"),
-			 "running: pread gives the new stub %ld and the rest unchanged\n", k);
+	rothp_report(c, 8, NULL, fresh == newval, k);
+	rothp_report(c, 9, NULL, rothp_file_is(&orig, fd, model, orig.size, "running"), k);
 
 	munmap((void *)rs, ROTHP_PAGE_SIZE);
 	munmap(p, len);
@@ -431,15 +442,24 @@ enum write_way {
 	WRITE_SHARED,		/* MAP_SHARED mapping, munmap, close, fsync */
 };
 
-static const char * const write_way_name[] = {
-	[WRITE_FSYNC] = "write-fsync",
-	[WRITE_NO_FSYNC] = "write-nosync",
-	[WRITE_SHARED] = "mmap-shared",
+/* Without fsync the file is dirty: its first result says what is accepted. */
+static const char *const fsync_results[] = {
+	"MADV_COLLAPSE after fsync returns 0",
+	"the r-x mapping reads what was written",
+	"pread after reopening O_RDWR reads what was written",
+	"the disk holds what was written",
 };
 
-static void test_written(enum write_way way)
+static const char *const nosync_results[] = {
+	"MADV_COLLAPSE without fsync: 0, EINVAL or EAGAIN",
+	"the r-x mapping reads what was written",
+	"pread after reopening O_RDWR reads what was written",
+	"the disk holds what was written",
+};
+
+static void test_written(const struct rothp_case *c, enum write_way way)
 {
-	const char *who = write_way_name[way];
+	const char *who = c->name;
 	char path[PATH_MAX], *p, *s, *model;
 	size_t i, len = text_len();
 	int fd, wfd, rc, err;
@@ -471,33 +491,42 @@ static void test_written(enum write_way way)
 	rc = collapse(who, p, len, &err, &pmd);
 	if (way == WRITE_NO_FSYNC)
 		/* Dirty: SCAN_FAIL (EINVAL), or EAGAIN; success if written back meanwhile. */
-		ksft_test_result(!rc || err == EINVAL || err == EAGAIN,
-				 "%s: MADV_COLLAPSE without fsync: 0, EINVAL or EAGAIN\n", who);
+		rothp_report(c, 0, NULL, !rc || err == EINVAL || err == EAGAIN);
 	else
-		ksft_test_result(!rc, "%s: MADV_COLLAPSE after fsync returns 0\n", who);
-	ksft_test_result(rothp_map_is(&orig, p, model, len, who),
-			 "%s: the r-x mapping reads what was written\n", who);
+		rothp_report(c, 0, NULL, !rc);
+	rothp_report(c, 1, NULL, rothp_map_is(&orig, p, model, len, who));
 
 	wfd = rothp_open_checked(path, O_RDWR);
-	ksft_test_result(rothp_file_is(&orig, wfd, model, orig.size, who),
-			 "%s: pread after reopening O_RDWR reads what was written\n", who);
+	rothp_report(c, 2, NULL, rothp_file_is(&orig, wfd, model, orig.size, who));
 	close(wfd);
 
 	/* And from the disk. */
 	munmap(p, len);
 	if (fsync(fd) || rothp_drop_caches())
 		ksft_print_msg("%s: fsync or drop_caches: %s\n", who, strerror(errno));
-	ksft_test_result(rothp_file_is(&orig, fd, model, orig.size, who),
-			 "%s: the disk holds what was written\n", who);
+	rothp_report(c, 3, NULL, rothp_file_is(&orig, fd, model, orig.size, who));
 	close(fd);
 	free(model);
 	rothp_scratch_remove(path);
 }
 
 /* c. Writes, truncation, hole punching and direct I/O after collapse. */
-static void test_after_collapse(void)
+static const char *const after_results[] = {
+	"MADV_COLLAPSE PMD-maps the copy",
+	"writes through a shared mapping read back after msync",
+	"the r-x private mapping sees the shared writes",
+	"truncate down 3 MiB and back reads zeros past the cut",
+	"a punched 2 MiB hole reads zeros",
+	"the r-x private mapping reads the cut and the hole as zeros",
+	"MADV_COLLAPSE after the writer closed and fsync returns 0",
+	"an O_DIRECT pwrite reads back with O_DIRECT",
+	"pread and the mapping read the O_DIRECT write",
+	"the disk holds the expected contents",
+};
+
+static void test_after_collapse(const struct rothp_case *c)
 {
-	const char *who = "after-collapse";
+	const char *who = c->name;
 	char path[PATH_MAX], skip[128], *p, *s, *model, *dbuf = NULL;
 	size_t off, len = text_len(), cut = orig.size - CUT_LEN;
 	int fd, wfd, dfd, rc, err;
@@ -511,7 +540,7 @@ static void test_after_collapse(void)
 	fd = rothp_open_checked(path, O_RDONLY);
 	p = rothp_map_text(fd, len);
 	rc = collapse(who, p, len, &err, &pmd);
-	ksft_test_result(!rc && pmd == (long)len, "%s: MADV_COLLAPSE PMD-maps the copy\n", who);
+	rothp_report(c, 0, NULL, !rc && pmd == (long)len);
 
 	/* A little in every 64 KiB, through a shared mapping. */
 	wfd = rothp_open_checked(path, O_RDWR);
@@ -526,10 +555,9 @@ static void test_after_collapse(void)
 	if (!ok)
 		ksft_print_msg("%s: msync: %s\n", who, strerror(errno));
 	ok = rothp_file_is(&orig, wfd, model, orig.size, "after-collapse, shared writes") && ok;
-	ksft_test_result(ok, "%s: writes through a shared mapping read back after msync\n", who);
+	rothp_report(c, 1, NULL, ok);
 	munmap(s, orig.size);
-	ksft_test_result(rothp_map_is(&orig, p, model, len, who),
-			 "%s: the r-x private mapping sees the shared writes\n", who);
+	rothp_report(c, 2, NULL, rothp_map_is(&orig, p, model, len, who));
 
 	/* Cut 3 MiB off and extend back: zeros. */
 	ok = !ftruncate(wfd, cut) && !ftruncate(wfd, orig.size);
@@ -537,7 +565,7 @@ static void test_after_collapse(void)
 		ksft_print_msg("%s: ftruncate: %s\n", who, strerror(errno));
 	memset(model + cut, 0, CUT_LEN);
 	ok = rothp_file_is(&orig, wfd, model, orig.size, "after-collapse, truncate") && ok;
-	ksft_test_result(ok, "%s: truncate down 3 MiB and back reads zeros past the cut\n", who);
+	rothp_report(c, 3, NULL, ok);
 
 	/* Punch 2 MiB out of what was a THP. */
 	rc = fallocate(wfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, PUNCH_OFF, PUNCH_LEN);
@@ -547,11 +575,9 @@ static void test_after_collapse(void)
 	else
 		ksft_print_msg("%s: fallocate(PUNCH_HOLE): %s\n", who, strerror(err));
 	snprintf(skip, sizeof(skip), "fallocate(PUNCH_HOLE): %s", strerror(err));
-	rothp_result(err == EOPNOTSUPP ? skip : NULL,
-		     !rc && rothp_file_is(&orig, wfd, model, orig.size, "after-collapse, punch"),
-		     "%s: a punched 2 MiB hole reads zeros", who);
-	ksft_test_result(rothp_map_is(&orig, p, model, len, who),
-			 "%s: the r-x private mapping reads the cut and the hole as zeros\n", who);
+	rothp_report(c, 4, err == EOPNOTSUPP ? skip : NULL,
+		     !rc && rothp_file_is(&orig, wfd, model, orig.size, "after-collapse, punch"));
+	rothp_report(c, 5, NULL, rothp_map_is(&orig, p, model, len, who));
 	if (close(wfd))
 		ksft_print_msg("%s: close: %s\n", who, strerror(errno));
 
@@ -559,8 +585,7 @@ static void test_after_collapse(void)
 	if (fsync(fd))
 		ksft_print_msg("%s: fsync: %s\n", who, strerror(errno));
 	rc = collapse("after-collapse, again", p, len, &err, &pmd);
-	ksft_test_result(!rc, "%s: MADV_COLLAPSE after the writer closed and fsync returns 0\n",
-			 who);
+	rothp_report(c, 6, NULL, !rc);
 	dfd = open(path, O_RDWR | O_DIRECT);
 	err = dfd < 0 ? errno : 0;
 	snprintf(skip, sizeof(skip), "open(O_DIRECT): EINVAL: no direct I/O here");
@@ -580,12 +605,10 @@ static void test_after_collapse(void)
 		}
 		ok = ok && !memcmp(dbuf, model + DIO_OFF, DIO_LEN);
 	}
-	rothp_result(err == EINVAL ? skip : NULL, ok,
-		     "%s: an O_DIRECT pwrite reads back with O_DIRECT", who);
-	rothp_result(err == EINVAL ? skip : NULL,
+	rothp_report(c, 7, err == EINVAL ? skip : NULL, ok);
+	rothp_report(c, 8, err == EINVAL ? skip : NULL,
 		     ok && rothp_file_is(&orig, fd, model, orig.size, "after-collapse, O_DIRECT") &&
-		     rothp_map_is(&orig, p, model, len, who),
-		     "%s: pread and the mapping read the O_DIRECT write", who);
+		     rothp_map_is(&orig, p, model, len, who));
 	if (dfd >= 0)
 		close(dfd);
 	free(dbuf);
@@ -593,8 +616,8 @@ static void test_after_collapse(void)
 	munmap(p, len);
 	if (fsync(fd) || rothp_drop_caches())
 		ksft_print_msg("%s: fsync or drop_caches: %s\n", who, strerror(errno));
-	ksft_test_result(rothp_file_is(&orig, fd, model, orig.size, "after-collapse, disk"),
-			 "%s: the disk holds the expected contents\n", who);
+	rothp_report(c, 9, NULL,
+		     rothp_file_is(&orig, fd, model, orig.size, "after-collapse, disk"));
 	close(fd);
 	free(model);
 	rothp_scratch_remove(path);
@@ -678,7 +701,13 @@ static void race_reader(const char *path, struct race_stats *st, double deadline
 	_exit(st->read_bad ? 1 : 0);
 }
 
-static void test_race(void)
+static const char *const race_results[] = {
+	"the reader always read the original contents",
+	"collapser, opener and reader exit with status 0",
+	"the file is unchanged, in the cache and on disk",
+};
+
+static void test_race(const struct rothp_case *c)
 {
 	char path[PATH_MAX];
 	struct race_stats *st;
@@ -720,17 +749,15 @@ static void test_race(void)
 	ksft_print_msg("race: opener %ld opens (%ld failed), reader %ld passes (%ld wrong)\n",
 		       st->opens, st->open_fail, st->reads, st->read_bad);
 
-	ksft_test_result(st->reads > 0 && !st->read_bad,
-			 "race: the reader always read the original contents\n");
-	ksft_test_result(!rc_c && !rc_o && !rc_r,
-			 "race: collapser, opener and reader exit with status 0\n");
+	rothp_report(c, 0, NULL, st->reads > 0 && !st->read_bad);
+	rothp_report(c, 1, NULL, !rc_c && !rc_o && !rc_r);
 
 	fd = rothp_open_checked(path, O_RDONLY);
 	same = rothp_file_is(&orig, fd, orig.buf, orig.size, "race");
 	if (rothp_drop_caches())
 		ksft_print_msg("race: drop_caches: %s\n", strerror(errno));
 	same = rothp_file_is(&orig, fd, orig.buf, orig.size, "race, disk") && same;
-	ksft_test_result(same, "race: the file is unchanged, in the cache and on disk\n");
+	rothp_report(c, 2, NULL, same);
 	close(fd);
 	munmap(st, ROTHP_PAGE_SIZE);
 	rothp_scratch_remove(path);
@@ -771,9 +798,14 @@ static bool refaulted_pmd_mapped(void *arg)
  * mapping stays, or at the refault gets, PMD-mapped and the check still
  * holds.
  */
-static void test_recollapse(void)
+static const char *const recollapse_results[] = {
+	"khugepaged PMD-maps the file again after the writer closed it",
+	"the mapping shows the written byte",
+};
+
+static void test_recollapse(const struct rothp_case *c)
 {
-	const char *who = "recollapse";
+	const char *who = c->name;
 	/* The top byte of a stub's immediate: stub k then returns k | NEW_TAG. */
 	const unsigned char tag = NEW_TAG >> 24;
 	struct refault_state st = { .len = text_len() };
@@ -843,16 +875,13 @@ static void test_recollapse(void)
 		ksft_print_msg("%s: FilePmdMapped %ld of %zu kB after %d polls\n", who,
 			       st.pmd / 1024, st.len >> 10, st.polls);
 	rothp_thp_restore();
-	ksft_test_result(collapsed && wrote && ms >= 0,
-			 "%s: khugepaged PMD-maps the file again after the writer closed it\n",
-			 who);
+	rothp_report(c, 0, NULL, collapsed && wrote && ms >= 0);
 
 	byte_ok = (unsigned char)p[tag_off] == tag;
 	if (!byte_ok)
 		ksft_print_msg("%s: the mapping has %#x at %#llx, expected %#x\n", who,
 			       (unsigned char)p[tag_off], (unsigned long long)tag_off, tag);
-	ksft_test_result(rothp_map_is(&orig, p, model, st.len, who) && byte_ok,
-			 "%s: the mapping shows the written byte\n", who);
+	rothp_report(c, 1, NULL, rothp_map_is(&orig, p, model, st.len, who) && byte_ok);
 
 	munmap(p, st.len);
 	close(fd);
@@ -868,6 +897,19 @@ static void read_orig(void)
 		ksft_exit_fail_msg("%s is smaller than 4 MiB\n", prog);
 }
 
+/* The parts, in the order main() runs them. */
+enum part { RUNNING, FSYNC, NO_FSYNC, SHARED, AFTER, RACE, RECOLLAPSE };
+
+static const struct rothp_case cases[] = {
+	[RUNNING] = ROTHP_CASE("running", running_results),
+	[FSYNC] = ROTHP_CASE("write-fsync", fsync_results),
+	[NO_FSYNC] = ROTHP_CASE("write-nosync", nosync_results),
+	[SHARED] = ROTHP_CASE("mmap-shared", fsync_results),
+	[AFTER] = ROTHP_CASE("after-collapse", after_results),
+	[RACE] = ROTHP_CASE("race", race_results),
+	[RECOLLAPSE] = ROTHP_CASE("recollapse", recollapse_results),
+};
+
 int main(int argc, char **argv)
 {
 	const char *fs;
@@ -875,7 +917,7 @@ int main(int argc, char **argv)
 	int large;
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
-	ksft_set_plan(37);
+	ksft_set_plan(rothp_cases_plan(cases, ARRAY_SIZE(cases)));
 	fs = rothp_fs_name(dir, &large);
 	ksft_print_msg("%s, %s: %s\n", fs,
 		       large > 0 ? "large folios" : large ? "large folios unknown" : "no large folios",
@@ -883,13 +925,13 @@ int main(int argc, char **argv)
 		       "kernel has " ROTHP_VM_SPLIT_ON_WRITE);
 	read_orig();
 
-	test_running();
-	test_written(WRITE_FSYNC);
-	test_written(WRITE_NO_FSYNC);
-	test_written(WRITE_SHARED);
-	test_after_collapse();
-	test_race();
-	test_recollapse();
+	test_running(&cases[RUNNING]);
+	test_written(&cases[FSYNC], WRITE_FSYNC);
+	test_written(&cases[NO_FSYNC], WRITE_NO_FSYNC);
+	test_written(&cases[SHARED], WRITE_SHARED);
+	test_after_collapse(&cases[AFTER]);
+	test_race(&cases[RACE]);
+	test_recollapse(&cases[RECOLLAPSE]);
 
 	free(orig.buf);
 	ksft_finished();
