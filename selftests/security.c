@@ -29,6 +29,8 @@
  *     EACCES), open its /proc/PID/mem (EACCES), ptrace it (EPERM), or open
  *     the THP knobs or drop_caches for write (EACCES). The target stays
  *     PTE-mapped; root then collapses it, so the refusals mattered.
+ *
+ * Each part's results are named in its table below: the plan is their sum.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -60,7 +62,6 @@
 #define TRACEFS			"/sys/kernel/tracing"
 #define UPROBE_GROUP		"rothp_sec"
 #define UPROBE_EVENT		"stub"
-#define UPROBE_CASES		12
 #define THP_DIR			"/sys/kernel/mm/transparent_hugepage/"
 
 static char prog[PATH_MAX];
@@ -163,7 +164,18 @@ static bool fresh_process_reads(const char *path, off_t off, const void *want, s
 	return WIFEXITED(status) && !WEXITSTATUS(status);
 }
 
-static void test_procmem(void)
+static const char *const procmem_results[] = {
+	"private r-x mapping PMD-mapped by MADV_COLLAPSE",
+	"pwrite through /proc/self/mem into r-x text works",
+	"the writer reads the byte it wrote",
+	"only the written block lost its PMD mapping",
+	"pread of the file reads the old byte",
+	"the page cache block is still one clean huge folio",
+	"a second process mapping the file reads the old byte",
+	"after drop_caches the file is unchanged",
+};
+
+static void test_procmem(const struct rothp_case *tc)
 {
 	unsigned char orig, val, now;
 	struct copy c;
@@ -189,8 +201,7 @@ static void test_procmem(void)
 	before = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	ksft_print_msg("procmem: MADV_COLLAPSE rc %d (%s), FilePmdMapped %ld kB of %zu kB\n", rc,
 		       strerror(err), before / 1024, len >> 10);
-	ksft_test_result(!rc && before == (long)len,
-			 "procmem: private r-x mapping PMD-mapped by MADV_COLLAPSE\n");
+	rothp_report(tc, 0, NULL, !rc && before == (long)len);
 
 	/* A byte inside stub PROBE_STUB: its 2 MiB block is not the first. */
 	off = c.stub0 + PROBE_STUB * ROTHP_STUB_SIZE + ROTHP_STUB_IMM;
@@ -202,24 +213,19 @@ static void test_procmem(void)
 		ksft_print_msg("procmem: pwrite: %zd, %s\n", n, strerror(errno));
 	if (memfd >= 0)
 		close(memfd);
-	ksft_test_result(n == 1, "procmem: pwrite through /proc/self/mem into r-x text works\n");
+	rothp_report(tc, 1, NULL, n == 1);
 	now = *(volatile unsigned char *)(p + off);
-	ksft_test_result(now == val, "procmem: the writer reads the byte it wrote\n");
+	rothp_report(tc, 2, NULL, now == val);
 
 	after = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	ksft_print_msg("procmem: FilePmdMapped %ld kB before, %ld kB after the write\n",
 		       before / 1024, after / 1024);
-	ksft_test_result(after == before - (long)PMD,
-			 "procmem: only the written block lost its PMD mapping\n");
-	ksft_test_result(file_reads(c.fd, off, &orig, 1),
-			 "procmem: pread of the file reads the old byte\n");
-	ksft_test_result(cache_block_clean_huge(c.fd, off, "procmem"),
-			 "procmem: the page cache block is still one clean huge folio\n");
-	ksft_test_result(fresh_process_reads(c.path, off, &orig, 1),
-			 "procmem: a second process mapping the file reads the old byte\n");
+	rothp_report(tc, 3, NULL, after == before - (long)PMD);
+	rothp_report(tc, 4, NULL, file_reads(c.fd, off, &orig, 1));
+	rothp_report(tc, 5, NULL, cache_block_clean_huge(c.fd, off, "procmem"));
+	rothp_report(tc, 6, NULL, fresh_process_reads(c.path, off, &orig, 1));
 	munmap(p, len);
-	ksft_test_result(copy_unchanged_on_disk(&c, "procmem"),
-			 "procmem: after drop_caches the file is unchanged\n");
+	rothp_report(tc, 7, NULL, copy_unchanged_on_disk(&c, "procmem"));
 	copy_remove(&c);
 }
 
@@ -254,7 +260,22 @@ static long stub_word(long word, uint32_t imm)
 	return word;
 }
 
-static void test_ptrace(void)
+static const char *const ptrace_results[] = {
+	"child's MADV_COLLAPSE of its text returns 0",
+	"child's text is PMD-mapped",
+	"PEEKTEXT reads stub %d as the file has it",
+	"POKETEXT of a new immediate into the stub reads back",
+	"the child runs the poked stub (run reply %d)",
+	"the child's text differs, the file it reads does not",
+	"only the poked block lost its PMD mapping",
+	"pread of the file reads the old stub",
+	"the page cache block is still one clean huge folio",
+	"a second process mapping the file reads the old stub",
+	"with the old word poked back the child is right and exits 0",
+	"after drop_caches the file is unchanged",
+};
+
+static void test_ptrace(const struct rothp_case *tc)
 {
 	uint64_t memsum = 0, filesum = 0, blobsum = 0;
 	unsigned char orig[8];
@@ -268,13 +289,15 @@ static void test_ptrace(void)
 	int ran;
 
 	copy_make(&c, "ptrace");
-	textproc_start_checked(&tp, c.path, "collapse", "ptrace: child's MADV_COLLAPSE of its text");
+	ok = textproc_start_action(&tp, c.path, "collapse",
+				   "ptrace: child's MADV_COLLAPSE of its text");
+	rothp_report(tc, 0, NULL, ok);
 	eligible = textproc_eligible(&tp);
 	full = eligible * (long)PMD;
 	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
 	ksft_print_msg("ptrace: child FilePmdMapped %ld kB, %ld eligible blocks\n", pmd / 1024,
 		       eligible);
-	ksft_test_result(eligible > 1 && pmd == full, "ptrace: child's text is PMD-mapped\n");
+	rothp_report(tc, 1, NULL, eligible > 1 && pmd == full);
 
 	if (rothp_find_vma(tp.pid, tp.start, &vma))
 		ksft_exit_fail_msg("ptrace: no text VMA\n");
@@ -290,41 +313,34 @@ static void test_ptrace(void)
 		word = ptrace(PTRACE_PEEKTEXT, tp.pid, addr, 0);
 		ok = !errno && !memcmp(&word, orig, sizeof(word));
 	}
-	ksft_test_result(ok, "ptrace: PEEKTEXT reads stub %d as the file has it\n", PROBE_STUB);
+	rothp_report(tc, 2, NULL, ok, PROBE_STUB);
 	ok = ok && !poke(tp.pid, addr, stub_word(word, 0x7eadbeef));
 	ptrace(PTRACE_DETACH, tp.pid, 0, 0);
-	ksft_test_result(ok, "ptrace: POKETEXT of a new immediate into the stub reads back\n");
+	rothp_report(tc, 3, NULL, ok);
 
 	/* textprog counts the stubs that returned a wrong value: one. */
 	ran = textproc_run(&tp, &calls);
-	ksft_test_result(ran == 0, "ptrace: the child runs the poked stub (run reply %d)\n", ran);
+	rothp_report(tc, 4, NULL, ran == 0, ran);
 	if (textproc_sum(&tp, &memsum, &filesum))
 		ksft_print_msg("ptrace: no sum reply\n");
 	ksft_print_msg("ptrace: child memory %llx, its file %llx, textprog %llx\n",
 		       (unsigned long long)memsum, (unsigned long long)filesum,
 		       (unsigned long long)blobsum);
-	ksft_test_result(memsum != filesum && filesum == blobsum,
-			 "ptrace: the child's text differs, the file it reads does not\n");
+	rothp_report(tc, 5, NULL, memsum != filesum && filesum == blobsum);
 
 	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
 	ksft_print_msg("ptrace: child FilePmdMapped %ld kB after the poke\n", pmd / 1024);
-	ksft_test_result(pmd == full - (long)PMD,
-			 "ptrace: only the poked block lost its PMD mapping\n");
-	ksft_test_result(file_reads(c.fd, off, orig, sizeof(orig)),
-			 "ptrace: pread of the file reads the old stub\n");
-	ksft_test_result(cache_block_clean_huge(c.fd, off, "ptrace"),
-			 "ptrace: the page cache block is still one clean huge folio\n");
-	ksft_test_result(fresh_process_reads(c.path, off, orig, sizeof(orig)),
-			 "ptrace: a second process mapping the file reads the old stub\n");
+	rothp_report(tc, 6, NULL, pmd == full - (long)PMD);
+	rothp_report(tc, 7, NULL, file_reads(c.fd, off, orig, sizeof(orig)));
+	rothp_report(tc, 8, NULL, cache_block_clean_huge(c.fd, off, "ptrace"));
+	rothp_report(tc, 9, NULL, fresh_process_reads(c.path, off, orig, sizeof(orig)));
 
 	ok = !trace_stop(tp.pid) && !poke(tp.pid, addr, word);
 	ptrace(PTRACE_DETACH, tp.pid, 0, 0);
 	ran = textproc_run(&tp, &calls);
-	ksft_test_result(ok && ran == 1 && textproc_sum_matches(&tp, "ptrace") &&
-			 !textproc_stop(&tp),
-			 "ptrace: with the old word poked back the child is right and exits 0\n");
-	ksft_test_result(copy_unchanged_on_disk(&c, "ptrace"),
-			 "ptrace: after drop_caches the file is unchanged\n");
+	rothp_report(tc, 10, NULL, ok && ran == 1 && textproc_sum_matches(&tp, "ptrace") &&
+		     !textproc_stop(&tp));
+	rothp_report(tc, 11, NULL, copy_unchanged_on_disk(&c, "ptrace"));
 	copy_remove(&c);
 }
 
@@ -366,14 +382,32 @@ static void uprobe_remove(void)
 	}
 }
 
-/* Skip what is left of the uprobe cases, from case number first on. */
-static void uprobe_skip_rest(unsigned int first, const char *why)
+static const char *const uprobe_results[] = {
+	"child's MADV_COLLAPSE of its text returns 0",
+	"child's text is PMD-mapped",
+	"probe on stub %d at file offset %#lx enabled",
+	"only the probed block is PTE-mapped while the probe is there",
+	"the process's text has int3 at the probe (%#x)",
+	"every stub, the probed one too, returns its index",
+	"the probe was hit",
+	"pread of the file reads the stub while the probe is there",
+	"probe disabled and removed",
+	"after removal text, file and page cache are as before",
+	"the probed block is PMD-mapped again",
+	"textprog exits 0; after drop_caches the file is unchanged",
+};
+
+/*
+ * Skip what is left of the uprobe results, the case's first being result
+ * number first: each named by the reason alone.
+ */
+static void uprobe_skip_rest(const struct rothp_case *tc, unsigned int first, const char *why)
 {
-	while (ksft_test_num() < first + UPROBE_CASES)
-		ksft_test_result_skip("uprobe: %s\n", why);
+	while (ksft_test_num() < first + tc->nr)
+		ksft_test_result_skip("%s: %s\n", tc->name, why);
 }
 
-static void test_uprobe(void)
+static void test_uprobe(const struct rothp_case *tc)
 {
 	unsigned int first = ksft_test_num();
 	char cmd[PATH_MAX + 64], memp[64];
@@ -390,17 +424,20 @@ static void test_uprobe(void)
 	if (access(TRACEFS "/uprobe_events", F_OK))
 		mount("nodev", TRACEFS, "tracefs", 0, NULL);
 	if (access(TRACEFS "/uprobe_events", W_OK)) {
-		uprobe_skip_rest(first, "no " TRACEFS "/uprobe_events (CONFIG_UPROBE_EVENTS off?)");
+		uprobe_skip_rest(tc, first,
+				 "no " TRACEFS "/uprobe_events (CONFIG_UPROBE_EVENTS off?)");
 		return;
 	}
 	uprobe_remove();	/* a leftover of an interrupted run */
 
 	copy_make(&c, "uprobe");
-	textproc_start_checked(&tp, c.path, "collapse", "uprobe: child's MADV_COLLAPSE of its text");
+	ok = textproc_start_action(&tp, c.path, "collapse",
+				   "uprobe: child's MADV_COLLAPSE of its text");
+	rothp_report(tc, 0, NULL, ok);
 	eligible = textproc_eligible(&tp);
 	full = eligible * (long)PMD;
 	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
-	ksft_test_result(eligible > 1 && pmd == full, "uprobe: child's text is PMD-mapped\n");
+	rothp_report(tc, 1, NULL, eligible > 1 && pmd == full);
 	if (rothp_find_vma(tp.pid, tp.start, &vma))
 		ksft_exit_fail_msg("uprobe: no text VMA\n");
 	off = c.stub0 + PROBE_STUB * ROTHP_STUB_SIZE;
@@ -413,13 +450,12 @@ static void test_uprobe(void)
 	ok = !rothp_write_file(TRACEFS "/uprobe_events", cmd, O_APPEND, true) &&
 	     !rothp_write_file(TRACEFS "/events/" UPROBE_GROUP "/" UPROBE_EVENT "/enable", "1", 0,
 			       true);
-	ksft_test_result(ok, "uprobe: probe on stub %d at file offset %#lx enabled\n", PROBE_STUB,
-			 (unsigned long)off);
+	rothp_report(tc, 2, NULL, ok, PROBE_STUB, (unsigned long)off);
 	if (!ok) {
 		uprobe_remove();
 		textproc_stop(&tp);
 		copy_remove(&c);
-		uprobe_skip_rest(first, "the probe could not be set up");
+		uprobe_skip_rest(tc, first, "the probe could not be set up");
 		return;
 	}
 
@@ -427,65 +463,70 @@ static void test_uprobe(void)
 	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
 	ksft_print_msg("uprobe: FilePmdMapped %ld kB with the probe, %ld kB before\n", pmd / 1024,
 		       full / 1024);
-	ksft_test_result(pmd == full - (long)PMD,
-			 "uprobe: only the probed block is PTE-mapped while the probe is there\n");
+	rothp_report(tc, 3, NULL, pmd == full - (long)PMD);
 	snprintf(memp, sizeof(memp), "/proc/%d/mem", (int)tp.pid);
 	fd = open(memp, O_RDONLY);
 	if (fd < 0 || pread(fd, &seen, 1, addr) != 1)
 		ksft_print_msg("uprobe: read %s: %s\n", memp, strerror(errno));
 	if (fd >= 0)
 		close(fd);
-	ksft_test_result(seen == 0xcc, "uprobe: the process's text has int3 at the probe (%#x)\n",
-			 seen);
+	rothp_report(tc, 4, NULL, seen == 0xcc, seen);
 	ran = textproc_run(&tp, &calls);
-	ksft_test_result(ran == 1, "uprobe: every stub, the probed one too, returns its index\n");
+	rothp_report(tc, 5, NULL, ran == 1);
 	hits = uprobe_hits(c.path);
 	ksft_print_msg("uprobe: %ld hits after one run\n", hits);
-	ksft_test_result(hits > 0, "uprobe: the probe was hit\n");
+	rothp_report(tc, 6, NULL, hits > 0);
 	/*
 	 * pread() only: any new mapping of the file, rothp_cache_blocks()'s
 	 * too, would get the breakpoint installed by uprobe_mmap().
 	 */
-	ksft_test_result(file_reads(c.fd, off, orig, sizeof(orig)),
-			 "uprobe: pread of the file reads the stub while the probe is there\n");
+	rothp_report(tc, 7, NULL, file_reads(c.fd, off, orig, sizeof(orig)));
 
 	uprobe_remove();
-	ksft_test_result(uprobe_hits(c.path) < 0, "uprobe: probe disabled and removed\n");
+	rothp_report(tc, 8, NULL, uprobe_hits(c.path) < 0);
 	ran = textproc_run(&tp, &calls);
-	ksft_test_result(ran == 1 && textproc_sum_matches(&tp, "uprobe removed") &&
-			 file_reads(c.fd, off, orig, sizeof(orig)) &&
-			 cache_block_clean_huge(c.fd, off, "uprobe removed"),
-			 "uprobe: after removal text, file and page cache are as before\n");
+	rothp_report(tc, 9, NULL, ran == 1 && textproc_sum_matches(&tp, "uprobe removed") &&
+		     file_reads(c.fd, off, orig, sizeof(orig)) &&
+		     cache_block_clean_huge(c.fd, off, "uprobe removed"));
 	/*
 	 * uprobe_write_opcode() restoring a page of a huge folio calls
 	 * collapse_pte_mapped_thp(): the run above refaulted the block whole.
 	 */
 	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
 	ksft_print_msg("uprobe: FilePmdMapped %ld kB after removal and a run\n", pmd / 1024);
-	ksft_test_result(pmd == full, "uprobe: the probed block is PMD-mapped again\n");
+	rothp_report(tc, 10, NULL, pmd == full);
 	ok = !textproc_stop(&tp);
-	ksft_test_result(ok && copy_unchanged_on_disk(&c, "uprobe"),
-			 "uprobe: textprog exits 0; after drop_caches the file is unchanged\n");
+	rothp_report(tc, 11, NULL, ok && copy_unchanged_on_disk(&c, "uprobe"));
 	copy_remove(&c);
 }
 
-struct unpriv_result {
-	long rc[7];
-	int err[7];
+/*
+ * What uid 65534 tries, in the order unpriv_child() tries it: one result
+ * each, "<what> fails with <errno name>", or skipped as "<what>".
+ */
+static const char *const unpriv_what[] = {
+	"process_madvise(MADV_COLLAPSE) of a root process",
+	"process_madvise(MADV_PAGEOUT) of a root process",
+	"open /proc/PID/mem of a root process for write",
+	"PTRACE_ATTACH to a root process",
+	"open khugepaged/prompt_collapse for write",
+	"open /proc/sys/vm/drop_caches for write",
+	"open THP enabled for write",
 };
 
+#define NR_UNPRIV	ARRAY_SIZE(unpriv_what)
+
 static const struct {
-	const char *what;
 	long want_rc;
 	int want_err;
-} unpriv_cases[7] = {
-	{ "process_madvise(MADV_COLLAPSE) of a root process", -1, EACCES },
-	{ "process_madvise(MADV_PAGEOUT) of a root process", -1, EACCES },
-	{ "open /proc/PID/mem of a root process for write", -1, EACCES },
-	{ "PTRACE_ATTACH to a root process", -1, EPERM },
-	{ "open khugepaged/prompt_collapse for write", -1, EACCES },
-	{ "open /proc/sys/vm/drop_caches for write", -1, EACCES },
-	{ "open THP enabled for write", -1, EACCES },
+} unpriv_want[NR_UNPRIV] = {
+	{ -1, EACCES }, { -1, EACCES }, { -1, EACCES }, { -1, EPERM },
+	{ -1, EACCES }, { -1, EACCES }, { -1, EACCES },
+};
+
+struct unpriv_result {
+	long rc[NR_UNPRIV];
+	int err[NR_UNPRIV];
 };
 
 static long open_wr(const char *path)
@@ -530,9 +571,21 @@ static void unpriv_child(int out, pid_t target, const struct iovec *iov)
 	_exit(0);
 }
 
-static void test_unprivileged(void)
+static const char *const unpriv_target_results[] = {
+	"the root target's text is PTE-mapped (%ld kB PMD)",
+};
+
+static const char *const unpriv_after_results[] = {
+	"the target's text is still PTE-mapped and intact",
+	"root's process_madvise(MADV_COLLAPSE) of the same target works",
+};
+
+/* Three cases: the target, the refusals (unpriv_what), and after them. */
+static void test_unprivileged(const struct rothp_case *tc)
 {
+	const struct rothp_case *refusals = &tc[1], *after = &tc[2];
 	const char *prompt_skip = rothp_prompt_skip();
+	char name[ROTHP_RESULT_MAX];
 	struct unpriv_result r;
 	struct textproc tp;
 	struct iovec iov;
@@ -550,9 +603,7 @@ static void test_unprivileged(void)
 	textproc_run(&tp, &calls);
 	eligible = textproc_eligible(&tp);
 	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
-	ksft_test_result(eligible > 0 && pmd == 0,
-			 "unprivileged: the root target's text is PTE-mapped (%ld kB PMD)\n",
-			 pmd / 1024);
+	rothp_report(tc, 0, NULL, eligible > 0 && pmd == 0, pmd / 1024);
 	iov.iov_base = (void *)ROTHP_ALIGN_UP(tp.start, PMD);
 	iov.iov_len = ROTHP_ALIGN_DOWN(tp.end, PMD) - (unsigned long)iov.iov_base;
 
@@ -568,28 +619,28 @@ static void test_unprivileged(void)
 	memset(&r, 0, sizeof(r));
 	if (read(pfd[0], &r, sizeof(r)) != sizeof(r)) {
 		ksft_print_msg("unprivileged: no result from the child\n");
-		for (i = 0; i < 7; i++)
+		for (i = 0; i < (int)NR_UNPRIV; i++)
 			r.rc[i] = -2;
 	}
 	close(pfd[0]);
 	waitpid(pid, &status, 0);
-	for (i = 0; i < 7; i++) {
+	for (i = 0; i < refusals->nr; i++) {
 		if (i == 4 && prompt_skip) {
-			ksft_test_result_skip("unprivileged: %s: %s\n", unpriv_cases[i].what,
-					      prompt_skip);
+			rothp_report(refusals, i, prompt_skip, false);
 			continue;
 		}
-		ksft_print_msg("unprivileged: %s: rc %ld errno %s\n", unpriv_cases[i].what,
+		ksft_print_msg("unprivileged: %s: rc %ld errno %s\n", unpriv_what[i],
 			       r.rc[i], r.err[i] ? strerrorname_np(r.err[i]) : "0");
-		ksft_test_result(r.rc[i] == unpriv_cases[i].want_rc &&
-				 r.err[i] == unpriv_cases[i].want_err,
-				 "unprivileged: %s fails with %s\n", unpriv_cases[i].what,
-				 strerrorname_np(unpriv_cases[i].want_err));
+		if (!rothp_case_result(name, sizeof(name), refusals, i))
+			ksft_exit_fail_msg("unprivileged: result %d cannot be named\n", i);
+		ksft_test_result(r.rc[i] == unpriv_want[i].want_rc &&
+				 r.err[i] == unpriv_want[i].want_err,
+				 "%s fails with %s\n", name,
+				 strerrorname_np(unpriv_want[i].want_err));
 	}
 
 	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
-	ksft_test_result(pmd == 0 && textproc_sum_matches(&tp, "unprivileged"),
-			 "unprivileged: the target's text is still PTE-mapped and intact\n");
+	rothp_report(after, 0, NULL, pmd == 0 && textproc_sum_matches(&tp, "unprivileged"));
 
 	/* The control: root may, so the refusals above were what stopped it. */
 	pidfd = syscall(__NR_pidfd_open, tp.pid, 0);
@@ -600,11 +651,22 @@ static void test_unprivileged(void)
 		close(pidfd);
 	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
 	ksft_print_msg("root: process_madvise rc %ld, FilePmdMapped %ld kB\n", rc, pmd / 1024);
-	ksft_test_result(rc == (long)iov.iov_len && pmd == eligible * (long)PMD &&
-			 textproc_run(&tp, &calls) == 1 && !textproc_stop(&tp),
-			 "unprivileged: root's process_madvise(MADV_COLLAPSE) of the same target works\n");
+	rothp_report(after, 1, NULL, rc == (long)iov.iov_len && pmd == eligible * (long)PMD &&
+		     textproc_run(&tp, &calls) == 1 && !textproc_stop(&tp));
 	copy_remove(&c);
 }
+
+/* The parts, in the order main() runs them. */
+enum part { PROCMEM, PTRACE, UPROBE, UNPRIV, UNPRIV_REFUSALS, UNPRIV_AFTER };
+
+static const struct rothp_case cases[] = {
+	[PROCMEM] = ROTHP_CASE("procmem", procmem_results),
+	[PTRACE] = ROTHP_CASE("ptrace", ptrace_results),
+	[UPROBE] = ROTHP_CASE("uprobe", uprobe_results),
+	[UNPRIV] = ROTHP_CASE("unprivileged", unpriv_target_results),
+	[UNPRIV_REFUSALS] = ROTHP_CASE("unprivileged", unpriv_what),
+	[UNPRIV_AFTER] = ROTHP_CASE("unprivileged", unpriv_after_results),
+};
 
 int main(int argc, char **argv)
 {
@@ -612,7 +674,7 @@ int main(int argc, char **argv)
 	int fd;
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
-	ksft_set_plan(8 + 12 + UPROBE_CASES + 10);
+	ksft_set_plan(rothp_cases_plan(cases, ARRAY_SIZE(cases)));
 
 	fd = open(prog, O_RDONLY);
 	if (fd < 0 || fstat(fd, &st) || rothp_file_hash(fd, 0, st.st_size, &prog_hash))
@@ -620,9 +682,9 @@ int main(int argc, char **argv)
 	prog_size = st.st_size;
 	close(fd);
 
-	test_procmem();
-	test_ptrace();
-	test_uprobe();
-	test_unprivileged();
+	test_procmem(&cases[PROCMEM]);
+	test_ptrace(&cases[PTRACE]);
+	test_uprobe(&cases[UPROBE]);
+	test_unprivileged(&cases[UNPRIV]);
 	ksft_finished();
 }

@@ -45,10 +45,11 @@ void textproc_sum_and_run(struct textproc *tp, const char *who, bool *sum_ok, bo
 } while (0)
 
 /*
- * Start textprog at path with its initial action, or exit failing; one
- * result: "<what> returns 0", the action's madvise() return value.
+ * Start textprog at path with its initial action, or exit failing: true
+ * when the action's madvise() returned 0, else false, saying so as what.
+ * For a test that names the result in its case tables.
  */
-#define textproc_start_checked(tp, path, action, what) do {		\
+#define textproc_start_action(tp, path, action, what) ({		\
 	const char *__what = (what);					\
 									\
 	if (textproc_start(tp, path, action))				\
@@ -56,7 +57,18 @@ void textproc_sum_and_run(struct textproc *tp, const char *who, bool *sum_ok, bo
 	if ((tp)->action_rc)						\
 		ksft_print_msg("%s: rc %d, %s\n", __what, (tp)->action_rc, \
 			       strerror((tp)->action_errno));		\
-	ksft_test_result((tp)->action_rc == 0, "%s returns 0\n", __what); \
+	(tp)->action_rc == 0;						\
+})
+
+/*
+ * textproc_start_action() and one result: "<what> returns 0", the
+ * action's madvise() return value.
+ */
+#define textproc_start_checked(tp, path, action, what) do {		\
+	const char *__swhat = (what);					\
+									\
+	ksft_test_result(textproc_start_action(tp, path, action, __swhat), \
+			 "%s returns 0\n", __swhat);			\
 } while (0)
 
 #endif /* __ROTHP_TEXTPROC_H */
