@@ -43,6 +43,9 @@
  * file is open for write, so "touch" then splits and drops nothing.
  * statfs() gives all three the ext4 magic; /proc/self/mounts tells them
  * apart.
+ *
+ * The results are named in the tables below, "touch" once for each way it
+ * writes: the plan is their sum.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -81,7 +84,6 @@ static const char * const touch_name[NR_TOUCH] = {
 #define TOUCH_BLOCKS	(NR_TOUCH + 3)	/* blocks 0, 7 and 8 stay untouched */
 #define TOUCH_OFF	(16UL << 10)	/* where in its block each touch lands */
 #define TOUCH_LEN	4096UL
-#define TOUCH_CHECKS	(2 * NR_TOUCH + 2)
 #define TOUCH_SPLITS	2	/* pwrite() and MAP_SHARED; hole and O_DIRECT do not count */
 #define TOUCH_DROPS	2	/* the held ones */
 
@@ -213,9 +215,28 @@ static int touch_block(const char *path, int wfd, enum touch_way way, long b, ch
 	return ret;
 }
 
+/* touch: these for each way, then the counters and the mapping. */
+static const char *const touch_way_results[] = {
+	"%s into block %ld reads back through pread and the mapping",
+	"after %s, blocks 1-%ld are split, the others still huge",
+};
+
+static const char *const touch_end_results[] = {
+	"%s +%d, %s +%d",
+	"every untouched block is still PMD-mapped",
+};
+
+static const struct rothp_case touch_way = ROTHP_CASE("touch", touch_way_results);
+static const struct rothp_case touch_end = ROTHP_CASE("touch", touch_end_results);
+
+static int touch_plan(void)
+{
+	return NR_TOUCH * touch_way.nr + touch_end.nr;
+}
+
 /*
- * touch: 2 checks per way, then the counters and the mapping. skip, when
- * set, is why nothing can be touched (no THPs, no writer).
+ * touch: its results, or as many skipped, named by skip alone, when skip
+ * is set: why nothing can be touched (no THPs, no writer).
  */
 static void touch(const char *path, int fd, int wfd, char *p, size_t len, off_t size,
 		  enum write_open_mode mode, const char *skip)
@@ -231,8 +252,8 @@ static void touch(const char *path, int fd, int wfd, char *p, size_t len, off_t 
 	if (!skip && len < TOUCH_BLOCKS * ROTHP_PMD_SIZE)
 		skip = "the file has fewer than 8 whole 2 MiB blocks";
 	if (skip) {
-		for (i = 0; i < TOUCH_CHECKS; i++)
-			ksft_test_result_skip("touch: %s\n", skip);
+		for (i = 0; i < touch_plan(); i++)
+			ksft_test_result_skip("%s: %s\n", touch_way.name, skip);
 		return;
 	}
 	if (mode == MODE_DROP)
@@ -260,9 +281,9 @@ static void touch(const char *path, int fd, int wfd, char *p, size_t len, off_t 
 		if (rothp_file_hash(fd, 0, size, &got_file))
 			ksft_print_msg("touch: pread: %s\n", strerror(errno));
 		got_map = rothp_hash(p, len);
-		ksft_test_result(got_file == want && got_map == rothp_hash(model, len),
-				 "touch: %s into block %ld reads back through pread and the mapping\n",
-				 touch_name[way], b);
+		rothp_report(&touch_way, 0, NULL,
+			     got_file == want && got_map == rothp_hash(model, len),
+			     touch_name[way], b);
 
 		if (rothp_cache_blocks(fd, 0, TOUCH_BLOCKS, blk))
 			ksft_exit_fail_msg("touch: cannot probe the page cache of %s\n", path);
@@ -273,9 +294,7 @@ static void touch(const char *path, int fd, int wfd, char *p, size_t len, off_t 
 		if (bad >= 0 && !skip_blocks)
 			ksft_print_msg("touch: block %ld is %sa huge folio (%d pages cached)\n",
 				       bad, blk[bad].huge ? "" : "not ", blk[bad].resident);
-		rothp_result(skip_blocks, bad < 0,
-			     "touch: after %s, blocks 1-%ld are split, the others still huge",
-			     touch_name[way], b);
+		rothp_report(&touch_way, 1, skip_blocks, bad < 0, touch_name[way], b);
 	}
 
 	if (!skip_count && (rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split1) ||
@@ -291,8 +310,8 @@ static void touch(const char *path, int fd, int wfd, char *p, size_t len, off_t 
 	 * nothing needs splitting.
 	 */
 	lazy = mode == MODE_LAZY;
-	rothp_result(skip_count, split1 - split0 == (lazy ? TOUCH_SPLITS : 0) &&
-		     drop1 - drop0 == (lazy ? TOUCH_DROPS : 0), "touch: %s +%d, %s +%d",
+	rothp_report(&touch_end, 0, skip_count, split1 - split0 == (lazy ? TOUCH_SPLITS : 0) &&
+		     drop1 - drop0 == (lazy ? TOUCH_DROPS : 0),
 		     ROTHP_VM_SPLIT_ON_WRITE, lazy ? TOUCH_SPLITS : 0, ROTHP_VM_DROP_ON_WRITE,
 		     lazy ? TOUCH_DROPS : 0);
 
@@ -301,10 +320,54 @@ static void touch(const char *path, int fd, int wfd, char *p, size_t len, off_t 
 		(void)*(volatile char *)(p + i);
 	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	ksft_print_msg("touch: FilePmdMapped %ld kB of %zu kB\n", pmd / 1024, len >> 10);
-	rothp_result(skip_blocks, pmd == (long)(len - NR_TOUCH * ROTHP_PMD_SIZE),
-		     "touch: every untouched block is still PMD-mapped");
+	rothp_report(&touch_end, 1, skip_blocks, pmd == (long)(len - NR_TOUCH * ROTHP_PMD_SIZE));
 	free(model);
 }
+
+/* The collapse, the open, and what the open did; 6.12's are named "6.12: ...". */
+static const char *const open_results[] = {
+	"MADV_COLLAPSE of a r-x private mapping of the copy returns 0",
+	"every 2 MiB block of the mapping is PMD-mapped after MADV_COLLAPSE",
+	"page cache of the range fully resident after MADV_COLLAPSE",
+	"open(O_RDWR) of the collapsed file succeeds",
+	"6.12: open(O_RDWR) drops the page cache of a file with THPs (resident 0)",
+	"6.12: open(O_RDWR) unmaps the PMD mappings of a file with THPs",
+	"open(O_RDWR) keeps the page cache fully resident (mincore 1.0)",
+};
+
+/*
+ * What the open did to the mappings and the THPs: kept them, or, without
+ * FS_THP_SPLIT_AT_WRITE, split them all. One of the two runs; the plan
+ * counts the first.
+ */
+static const char *const kept_results[] = {
+	"open(O_RDWR) keeps the PMD mappings (FilePmdMapped unchanged)",
+	"open(O_RDWR) splits none of the file's %ld THPs (%s +0)",
+};
+
+static const char *const split_results[] = {
+	"open(O_RDWR) splits every THP: no PMD mapping left (%s)",
+	"open(O_RDWR) splits all of the file's %ld THPs (%s +%ld)",
+};
+
+_Static_assert(ARRAY_SIZE(kept_results) == ARRAY_SIZE(split_results),
+	       "the plan counts kept_results for either");
+
+static const char *const after_results[] = {
+	"%s does not move",
+	"reading the whole file back after open(O_RDWR) needs no read I/O",
+	"contents through the mapping and pread unchanged by open(O_RDWR)",
+};
+
+enum part { OPEN, KEPT, AFTER };
+
+static const struct rothp_case cases[] = {
+	[OPEN] = ROTHP_CASE(NULL, open_results),
+	[KEPT] = ROTHP_CASE(NULL, kept_results),
+	[AFTER] = ROTHP_CASE(NULL, after_results),
+};
+
+static const struct rothp_case split_case = ROTHP_CASE(NULL, split_results);
 
 int main(int argc, char **argv)
 {
@@ -323,7 +386,7 @@ int main(int argc, char **argv)
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
 	fs = rothp_fs_name(dir, &large);
-	ksft_set_plan(12 + TOUCH_CHECKS);
+	ksft_set_plan(rothp_cases_plan(cases, ARRAY_SIZE(cases)) + touch_plan());
 
 	patched = !rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split0);
 	/*
@@ -362,16 +425,14 @@ int main(int argc, char **argv)
 	rc = rothp_madv_collapse(p, len, &err);
 	if (rc)
 		ksft_print_msg("MADV_COLLAPSE: %s (%d)\n", strerror(err), err);
-	ksft_test_result(rc == 0, "MADV_COLLAPSE of a r-x private mapping of the copy returns 0\n");
+	rothp_report(&cases[OPEN], 0, NULL, rc == 0);
 
 	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	frac = rothp_resident_fraction(p, len);
 	ksft_print_msg("after MADV_COLLAPSE: FilePmdMapped %ld kB of %zu kB, resident %.3f\n",
 		       pmd / 1024, len >> 10, frac);
-	ksft_test_result(pmd == (long)len,
-			 "every 2 MiB block of the mapping is PMD-mapped after MADV_COLLAPSE\n");
-	ksft_test_result(frac == 1.0,
-			 "page cache of the range fully resident after MADV_COLLAPSE\n");
+	rothp_report(&cases[OPEN], 1, NULL, pmd == (long)len);
+	rothp_report(&cases[OPEN], 2, NULL, frac == 1.0);
 	/* The copy is new: its THPs are the blocks just collapsed. */
 	nthp = pmd > 0 ? pmd / (long)ROTHP_PMD_SIZE : 0;
 
@@ -394,7 +455,7 @@ int main(int argc, char **argv)
 	wfd = open(copy, O_RDWR);
 	if (wfd < 0)
 		ksft_print_msg("open(O_RDWR): %s\n", strerror(errno));
-	ksft_test_result(wfd >= 0, "open(O_RDWR) of the collapsed file succeeds\n");
+	rothp_report(&cases[OPEN], 3, NULL, wfd >= 0);
 
 	if (patched && (rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split1) ||
 			rothp_vmstat(ROTHP_VM_DROP_ON_WRITE, &drop1)))
@@ -448,39 +509,30 @@ int main(int argc, char **argv)
 		skip_io = why;
 
 	/* 6.12, no large folios: nr_thps > 0, do_dentry_open() truncated it all. */
-	rothp_result(skip_old, frac_after == 0.0,
-		     "6.12: open(O_RDWR) drops the page cache of a file with THPs (resident 0)");
-	rothp_result(skip_old, pmd_after == 0,
-		     "6.12: open(O_RDWR) unmaps the PMD mappings of a file with THPs");
+	rothp_report(&cases[OPEN], 4, skip_old, frac_after == 0.0);
+	rothp_report(&cases[OPEN], 5, skip_old, pmd_after == 0);
 
-	rothp_result(skip_new, frac_after == 1.0,
-		     "open(O_RDWR) keeps the page cache fully resident (mincore 1.0)");
+	rothp_report(&cases[OPEN], 6, skip_new, frac_after == 1.0);
 	/* Without FS_THP_SPLIT_AT_WRITE the open splits them all. */
 	if (at_open) {
-		rothp_result(skip_new, pmd_after == 0,
-			     "open(O_RDWR) splits every THP: no PMD mapping left (%s)", mtype);
-		rothp_result(skip_split, nthp > 0 && split1 - split0 == nthp,
-			     "open(O_RDWR) splits all of the file's %ld THPs (%s +%ld)", nthp,
-			     ROTHP_VM_SPLIT_ON_WRITE, nthp);
+		rothp_report(&split_case, 0, skip_new, pmd_after == 0, mtype);
+		rothp_report(&split_case, 1, skip_split, nthp > 0 && split1 - split0 == nthp,
+			     nthp, ROTHP_VM_SPLIT_ON_WRITE, nthp);
 	} else {
-		rothp_result(skip_new, pmd_after == pmd,
-			     "open(O_RDWR) keeps the PMD mappings (FilePmdMapped unchanged)");
-		rothp_result(skip_split, nthp > 0 && split1 == split0,
-			     "open(O_RDWR) splits none of the file's %ld THPs (%s +0)", nthp,
+		rothp_report(&cases[KEPT], 0, skip_new, pmd_after == pmd);
+		rothp_report(&cases[KEPT], 1, skip_split, nthp > 0 && split1 == split0, nthp,
 			     ROTHP_VM_SPLIT_ON_WRITE);
 	}
-	rothp_result(skip_split, drop0 >= 0 && drop1 == drop0, "%s does not move",
+	rothp_report(&cases[AFTER], 0, skip_split, drop0 >= 0 && drop1 == drop0,
 		     ROTHP_VM_DROP_ON_WRITE);
-	rothp_result(skip_io, sect1 == sect0,
-		     "reading the whole file back after open(O_RDWR) needs no read I/O");
+	rothp_report(&cases[AFTER], 1, skip_io, sect1 == sect0);
 
 	/* Whatever was dropped or split, the contents must not change. */
 	if (memsum1 != memsum0 || filesum1 != filesum0)
 		ksft_print_msg("mapping hash %llx, was %llx; file hash %llx, was %llx\n",
 			       (unsigned long long)memsum1, (unsigned long long)memsum0,
 			       (unsigned long long)filesum1, (unsigned long long)filesum0);
-	ksft_test_result(memsum1 == memsum0 && filesum1 == filesum0,
-			 "contents through the mapping and pread unchanged by open(O_RDWR)\n");
+	rothp_report(&cases[AFTER], 2, NULL, memsum1 == memsum0 && filesum1 == filesum0);
 
 	touch(copy, fd, wfd, p, len, st.st_size, mode, rc || wfd < 0 ? skip_new : NULL);
 
