@@ -230,37 +230,13 @@ static long wait_request_failed(const struct rothp_prompt_stat *before, long tim
 	}
 }
 
-/* One case: its result names, in the order it reports them. */
+/* One case: its result names, in the order it reports them, and its run. */
 struct alloc_case {
-	const char *name;
-	void (*run)(const struct alloc_case *c);
-	const char *const *results;
-	int nr;
+	struct rothp_case rc;
+	void (*run)(const struct rothp_case *c);
 };
 
-#define CASE(n, fn, tbl) { n, fn, tbl, ARRAY_SIZE(tbl) }
-
-/* Report result i of case c, skipped with why when why is not NULL. */
-static void report(const struct alloc_case *c, int i, const char *why, bool pass)
-{
-	if (i < 0 || i >= c->nr)
-		ksft_exit_fail_msg("%s: result %d is not in its table\n", c->name, i);
-	if (why)
-		ksft_test_result_skip("%s: %s: %s\n", c->name, c->results[i], why);
-	else
-		ksft_test_result(pass, "%s: %s\n", c->name, c->results[i]);
-}
-
-/* The text's contents and stubs, and textprog's exit: the last three. */
-static void finish_text(const struct alloc_case *c, struct textproc *tp)
-{
-	bool sum_ok, run_ok;
-
-	textproc_sum_and_run(tp, c->name, &sum_ok, &run_ok);
-	report(c, c->nr - 3, NULL, sum_ok);
-	report(c, c->nr - 2, NULL, run_ok);
-	report(c, c->nr - 1, NULL, !textproc_stop(tp));
-}
+#define CASE(n, fn, tbl) { ROTHP_CASE(n, tbl), fn }
 
 static const char *const collapse_results[] = {
 	"MADV_COLLAPSE fails with ENOMEM while the caller's THP allocations fail",
@@ -268,12 +244,10 @@ static const char *const collapse_results[] = {
 	"no block is PMD-mapped after the failure",
 	"MADV_COLLAPSE returns 0 once the injection is off",
 	"every eligible block is PMD-mapped then",
-	"text in memory matches the file",
-	"every stub returns its index",
-	"textprog exits with status 0",
+	TEXTPROC_FINISH_RESULTS,
 };
 
-static void case_collapse(const struct alloc_case *c)
+static void case_collapse(const struct rothp_case *c)
 {
 	struct textproc tp;
 	char reply[64];
@@ -291,9 +265,9 @@ static void case_collapse(const struct alloc_case *c)
 	pmd = pmd_kb(&tp);
 	ksft_print_msg("%s: MADV_COLLAPSE rc %d (%s), thp_collapse_alloc_failed +%ld, FilePmdMapped %ld kB\n",
 		       c->name, rc, rc ? strerror(err) : "ok", after - before, pmd);
-	report(c, 0, NULL, rc && err == ENOMEM);
-	report(c, 1, NULL, after > before);
-	report(c, 2, NULL, pmd == 0);
+	rothp_report(c, 0, NULL, rc && err == ENOMEM);
+	rothp_report(c, 1, NULL, after > before);
+	rothp_report(c, 2, NULL, pmd == 0);
 
 	if (textproc_cmd(&tp, "collapse", reply, sizeof(reply)) ||
 	    sscanf(reply, "collapse %d %d", &rc, &err) != 2)
@@ -303,9 +277,9 @@ static void case_collapse(const struct alloc_case *c)
 	ksft_print_msg("%s: MADV_COLLAPSE again: rc %d (%s), FilePmdMapped %ld of %ld kB\n",
 		       c->name, rc, rc ? strerror(err) : "ok", pmd,
 		       eligible * (long)(ROTHP_PMD_SIZE >> 10));
-	report(c, 3, NULL, !rc);
-	report(c, 4, NULL, eligible > 0 && pmd == eligible * (long)(ROTHP_PMD_SIZE >> 10));
-	finish_text(c, &tp);
+	rothp_report(c, 3, NULL, !rc);
+	rothp_report(c, 4, NULL, eligible > 0 && pmd == eligible * (long)(ROTHP_PMD_SIZE >> 10));
+	textproc_finish_case(c, &tp);
 }
 
 static const char *const prompt_results[] = {
@@ -316,16 +290,14 @@ static const char *const prompt_results[] = {
 	"a request made during the back-off is still pending 1 s into it",
 	"that request is served once the back-off ends",
 	"queued == served + failed + dropped",
-	"text in memory matches the file",
-	"every stub returns its index",
-	"textprog exits with status 0",
+	TEXTPROC_FINISH_RESULTS,
 };
 
 /*
  * After a failure, madvise() again with the injection off: the request
  * must wait for the back-off, then collapse the text. Results first..+1.
  */
-static void deferred_request(const struct alloc_case *c, struct textproc *tp, int first)
+static void deferred_request(const struct rothp_case *c, struct textproc *tp, int first)
 {
 	struct rothp_huge_wait hw;
 	long pending = -1, pmd;
@@ -338,15 +310,15 @@ static void deferred_request(const struct alloc_case *c, struct textproc *tp, in
 	pmd = pmd_kb(tp);
 	ksft_print_msg("%s: %d ms after madvise: %ld pending, FilePmdMapped %ld kB\n", c->name,
 		       DEFER_CHECK_MS, pending, pmd);
-	report(c, first, skip, !rc && pending == 1 && pmd == 0);
+	rothp_report(c, first, skip, !rc && pending == 1 && pmd == 0);
 
 	secs = textproc_wait_huge(tp, t0, PERCENT, ALLOC_SLEEP_MS + HUGE_MS, POLL_MS, &hw);
 	ksft_print_msg("%s: %ld of %ld blocks PMD-mapped %.2f s after madvise\n", c->name,
 		       hw.blocks, hw.eligible, secs >= 0 ? secs : (ALLOC_SLEEP_MS + HUGE_MS) / 1000.0);
-	report(c, first + 1, NULL, secs >= 0);
+	rothp_report(c, first + 1, NULL, secs >= 0);
 }
 
-static void case_prompt(const struct alloc_case *c)
+static void case_prompt(const struct rothp_case *c)
 {
 	struct rothp_prompt_stat before, after;
 	struct textproc tp;
@@ -355,7 +327,7 @@ static void case_prompt(const struct alloc_case *c)
 
 	if (skip) {
 		for (i = 0; i < c->nr; i++)
-			report(c, i, skip, false);
+			rothp_report(c, i, skip, false);
 		return;
 	}
 	set_prompt(1);
@@ -365,18 +337,18 @@ static void case_prompt(const struct alloc_case *c)
 	fails = alloc_failed();
 	fpa_arm(khugepaged_pid());
 	rc = textproc_hugepage(&tp, c->name, NULL);
-	report(c, 0, NULL, !rc);
+	rothp_report(c, 0, NULL, !rc);
 	failed_ms = wait_request_failed(&before, SEEN_MS);
 	fpa_disarm();
 	ksft_print_msg("%s: request failed after %ld ms; thp_collapse_alloc_failed +%ld\n",
 		       c->name, failed_ms, alloc_failed() - fails);
-	report(c, 1, NULL, failed_ms >= 0);
-	report(c, 2, NULL, alloc_failed() > fails);
-	report(c, 3, NULL, pmd_kb(&tp) == 0);
+	rothp_report(c, 1, NULL, failed_ms >= 0);
+	rothp_report(c, 2, NULL, alloc_failed() > fails);
+	rothp_report(c, 3, NULL, pmd_kb(&tp) == 0);
 
 	deferred_request(c, &tp, 4);
-	report(c, 6, NULL, !rothp_prompt_settle(&before, &after, IDLE_MS, c->name));
-	finish_text(c, &tp);
+	rothp_report(c, 6, NULL, !rothp_prompt_settle(&before, &after, IDLE_MS, c->name));
+	textproc_finish_case(c, &tp);
 }
 
 static const char *const scan_results[] = {
@@ -385,12 +357,10 @@ static const char *const scan_results[] = {
 	"no block is PMD-mapped while the allocations fail",
 	"a request made during khugepaged's alloc sleep is still pending 1 s into it",
 	"the text is PMD-mapped once the sleep ends",
-	"text in memory matches the file",
-	"every stub returns its index",
-	"textprog exits with status 0",
+	TEXTPROC_FINISH_RESULTS,
 };
 
-static void case_scan(const struct alloc_case *c)
+static void case_scan(const struct rothp_case *c)
 {
 	struct rothp_huge_wait hw;
 	struct textproc tp;
@@ -404,30 +374,30 @@ static void case_scan(const struct alloc_case *c)
 	fails = alloc_failed();
 	fpa_arm(khugepaged_pid());
 	rc = textproc_hugepage(&tp, c->name, NULL);
-	report(c, 0, NULL, !rc);
+	rothp_report(c, 0, NULL, !rc);
 	/* A write to scan_sleep_millisecs wakes khugepaged: it scans now. */
 	snprintf(ms, sizeof(ms), "%d", FAST_SCAN_MS);
 	set_knob("khugepaged/scan_sleep_millisecs", ms);
 	seen_ms = wait_alloc_failed(fails, SEEN_MS);
 	fpa_disarm();
 	ksft_print_msg("%s: an allocation failed after %ld ms\n", c->name, seen_ms);
-	report(c, 1, NULL, seen_ms >= 0);
-	report(c, 2, NULL, pmd_kb(&tp) == 0);
+	rothp_report(c, 1, NULL, seen_ms >= 0);
+	rothp_report(c, 2, NULL, pmd_kb(&tp) == 0);
 
 	if (!skip) {
 		set_prompt(1);
 		deferred_request(c, &tp, 3);
 	} else {
-		report(c, 3, skip, false);
+		rothp_report(c, 3, skip, false);
 		t0 = rothp_now();
 		secs = textproc_wait_huge(&tp, t0, PERCENT, ALLOC_SLEEP_MS + HUGE_MS, POLL_MS,
 					  &hw);
 		ksft_print_msg("%s: %ld of %ld blocks PMD-mapped after %.2f s\n", c->name,
 			       hw.blocks, hw.eligible, secs);
-		report(c, 4, NULL, secs >= 0);
+		rothp_report(c, 4, NULL, secs >= 0);
 	}
 	set_knob("khugepaged/scan_sleep_millisecs", "10000");
-	finish_text(c, &tp);
+	textproc_finish_case(c, &tp);
 }
 
 static const char *const fault_results[] = {
@@ -435,12 +405,10 @@ static const char *const fault_results[] = {
 	"no block is PMD-mapped while the allocations fail",
 	"khugepaged makes the text huge once the injection is off",
 	"queued == served + failed + dropped",
-	"text in memory matches the file",
-	"every stub returns its index",
-	"textprog exits with status 0",
+	TEXTPROC_FINISH_RESULTS,
 };
 
-static void case_fault(const struct alloc_case *c)
+static void case_fault(const struct rothp_case *c)
 {
 	struct rothp_prompt_stat before, after;
 	struct rothp_huge_wait hw;
@@ -452,7 +420,7 @@ static void case_fault(const struct alloc_case *c)
 
 	if (skip) {
 		for (i = 0; i < c->nr; i++)
-			report(c, i, skip, false);
+			rothp_report(c, i, skip, false);
 		return;
 	}
 	set_prompt(1);
@@ -466,8 +434,8 @@ static void case_fault(const struct alloc_case *c)
 	rothp_prompt_stat_read(&after);
 	ksft_print_msg("%s: queued +%ld, failed +%ld after %ld ms\n", c->name,
 		       after.queued - before.queued, after.failed - before.failed, failed_ms);
-	report(c, 0, NULL, failed_ms >= 0);
-	report(c, 1, NULL, pmd_kb(&tp) == 0);
+	rothp_report(c, 0, NULL, failed_ms >= 0);
+	rothp_report(c, 1, NULL, pmd_kb(&tp) == 0);
 
 	/* The periodic scan, or a request of the next fault, collapses it. */
 	snprintf(ms, sizeof(ms), "%d", FAST_SCAN_MS);
@@ -476,11 +444,11 @@ static void case_fault(const struct alloc_case *c)
 	secs = textproc_wait_huge(&tp, t0, PERCENT, ALLOC_SLEEP_MS + HUGE_MS, POLL_MS, &hw);
 	ksft_print_msg("%s: %ld of %ld blocks PMD-mapped after %.2f s\n", c->name, hw.blocks,
 		       hw.eligible, secs);
-	report(c, 2, NULL, secs >= 0);
-	report(c, 3, NULL, !rothp_prompt_settle(&before, &after, IDLE_MS, c->name));
+	rothp_report(c, 2, NULL, secs >= 0);
+	rothp_report(c, 3, NULL, !rothp_prompt_settle(&before, &after, IDLE_MS, c->name));
 	set_knob("khugepaged/scan_sleep_millisecs", "10000");
 	set_knob("enabled", "madvise");
-	finish_text(c, &tp);
+	textproc_finish_case(c, &tp);
 }
 
 static const struct alloc_case cases[] = {
@@ -505,7 +473,7 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("%sprobability: %s (CONFIG_FAULT_INJECTION_DEBUG_FS, debugfs mounted?)\n",
 				   FPA, strerror(errno));
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
-		plan += cases[i].nr;
+		plan += cases[i].rc.nr;
 	ksft_set_plan(plan);
 	skip = rothp_prompt_skip();
 	ksft_print_msg("%s\n", skip ? skip : "kernel has prompt_collapse");
@@ -526,7 +494,7 @@ int main(int argc, char **argv)
 		       ALLOC_SLEEP_MS);
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		cases[i].run(&cases[i]);
+		cases[i].run(&cases[i].rc);
 		/* Let a back-off end before the next case. */
 		usleep(ALLOC_SLEEP_MS * 1000);
 	}

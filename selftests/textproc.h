@@ -45,6 +45,26 @@ void textproc_sum_and_run(struct textproc *tp, const char *who, bool *sum_ok, bo
 } while (0)
 
 /*
+ * The last three results of case c (util_core.h), whose table ends with
+ * TEXTPROC_FINISH_RESULTS: the text in memory matches the file, every stub
+ * returns its index, and textprog, stopped, exits with status 0.
+ */
+#define TEXTPROC_FINISH_RESULTS						\
+	"text in memory matches the file",				\
+	"every stub returns its index",					\
+	"textprog exits with status 0"
+
+#define textproc_finish_case(c, tp) do {				\
+	const struct rothp_case *__fc = (c);				\
+	bool __fsum_ok, __frun_ok;					\
+									\
+	textproc_sum_and_run(tp, __fc->name, &__fsum_ok, &__frun_ok);	\
+	rothp_report(__fc, __fc->nr - 3, NULL, __fsum_ok);		\
+	rothp_report(__fc, __fc->nr - 2, NULL, __frun_ok);		\
+	rothp_report(__fc, __fc->nr - 1, NULL, !textproc_stop(tp));	\
+} while (0)
+
+/*
  * Start textprog at path with its initial action, or exit failing: true
  * when the action's madvise() returned 0, else false, saying so as what.
  * For a test that names the result in its case tables.
