@@ -34,6 +34,9 @@
  * queued must have grown by served + failed + dropped. On a kernel without
  * the series only a's 6.12 expectation and the checks of contents are run;
  * the others are skipped, saying so.
+ *
+ * Each part's results are named in its table below, the races' once for
+ * each race: the plan is their sum.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -75,19 +78,6 @@
 #define MAX_FILE_BLOCKS	64
 #define TRACE_DIR	"/sys/kernel/tracing/"
 #define TRACE_KINDS	16
-
-/* Results each part reports, skipped or not: the plan is their sum. */
-#define NR_BUSY		5
-#define NR_OFF		9
-#define NR_QUIET	7
-#define NR_NEVER	6
-#define NR_WRITE	6
-#define NR_RACES	5
-#define NR_RACE		5
-#define NR_EXITED	3
-#define NR_OVF		9
-#define NR_TESTS	(NR_BUSY + NR_OFF + NR_QUIET + NR_NEVER + NR_WRITE + \
-			 NR_RACES * NR_RACE + NR_EXITED + NR_OVF)
 
 typedef int (*stub_fn)(void);
 
@@ -144,26 +134,32 @@ static long queued_since(const struct rothp_prompt_stat *before)
 	return now.queued - before->queued;
 }
 
-static void stop_text(struct textproc *tp, const char *who)
-{
-	ksft_test_result(!textproc_stop(tp), "%s: textprog exits with status 0\n", who);
-}
+static const char *const busy_results[] = {
+	"MADV_HUGEPAGE of the text returns 0",
+	"%d%% of the text PMD-mapped within %d s while khugepaged is busy",
+	TEXTPROC_FINISH_RESULTS,
+};
 
-/* The results of c, for a kernel that lacks prompt collapse. */
-static const char * const off_results[NR_OFF] = {
+/* busy's second result on a kernel without prompt collapse, in its place. */
+static const char *const busy_base_results[] = {
+	"baseline 6.12: %ld of %ld blocks huge after %d s, as khugepaged is busy",
+};
+
+static const struct rothp_case busy_base = ROTHP_CASE("busy", busy_base_results);
+
+/* All skipped on a kernel that lacks prompt collapse. */
+static const char *const off_results[] = {
 	"prompt_collapse=0 reads back 0, nothing pending",
 	"MADV_HUGEPAGE queues nothing",
 	"text not collapsed while khugepaged is busy",
 	"writing 0 leaves nothing pending within 1 s",
 	"queued == served + failed + dropped",
 	"prompt_collapse=1 reads back 1",
-	"text in memory matches the file",
-	"every stub returns its index",
-	"textprog exits with status 0",
+	TEXTPROC_FINISH_RESULTS,
 };
 
 /* a: the neighbour nb is registered; madvise the text and wait. */
-static void test_busy(void)
+static void test_busy(const struct rothp_case *c)
 {
 	struct rothp_huge_wait hw;
 	struct textproc tp;
@@ -172,7 +168,7 @@ static void test_busy(void)
 
 	pre = start_text(&tp, "busy");
 	rc = textproc_hugepage(&tp, "busy", &t0);
-	ksft_test_result(rc == 0, "busy: MADV_HUGEPAGE of the text returns 0\n");
+	rothp_report(c, 0, NULL, rc == 0);
 
 	secs = textproc_wait_huge(&tp, t0, PERCENT, BUSY_MS, POLL_MS, &hw);
 	if (secs >= 0)
@@ -183,21 +179,19 @@ static void test_busy(void)
 			       hw.blocks, hw.eligible, BUSY_MS / 1000, hw.polls,
 			       hw.run_failed ? ", then a run failed" : "");
 	if (!skip) {
-		ksft_test_result(!pre && secs >= 0 && hw.eligible >= MIN_BLOCKS,
-				 "busy: %d%% of the text PMD-mapped within %d s while khugepaged is busy\n",
-				 PERCENT, BUSY_MS / 1000);
+		rothp_report(c, 1, NULL, !pre && secs >= 0 && hw.eligible >= MIN_BLOCKS,
+			     PERCENT, BUSY_MS / 1000);
 	} else {
 		/* 6.12: the neighbour's 128 PMDs take 16 passes, 160 s, first. */
-		ksft_test_result(!pre && secs < 0 && !hw.run_failed && hw.eligible >= MIN_BLOCKS,
-				 "busy: baseline 6.12: %ld of %ld blocks huge after %d s, as khugepaged is busy\n",
-				 hw.blocks, hw.eligible, BUSY_MS / 1000);
+		rothp_report(&busy_base, 0, NULL,
+			     !pre && secs < 0 && !hw.run_failed && hw.eligible >= MIN_BLOCKS,
+			     hw.blocks, hw.eligible, BUSY_MS / 1000);
 	}
-	textproc_check_sum_and_run(&tp, "busy");
-	stop_text(&tp, "busy");
+	textproc_finish_case(c, &tp);
 }
 
 /* c: prompt_collapse=0 with the neighbour still registered. */
-static void test_off(void)
+static void test_off(const struct rothp_case *c)
 {
 	struct rothp_prompt_stat before, after;
 	struct rothp_huge_wait hw;
@@ -207,30 +201,27 @@ static void test_off(void)
 	int pre, rc, ret, i;
 
 	if (skip) {
-		for (i = 0; i < NR_OFF; i++)
-			ksft_test_result_skip("off: %s: %s\n", off_results[i], skip);
+		for (i = 0; i < c->nr; i++)
+			rothp_report(c, i, skip, false);
 		return;
 	}
 	prompt_snap(&before, "off");
 	rc = rothp_prompt_set(0);
 	rothp_prompt_read(&on);
 	rothp_prompt_pending(&pending);
-	ksft_test_result(!rc && on == 0 && pending == 0,
-			 "off: prompt_collapse=0 reads back 0, nothing pending\n");
+	rothp_report(c, 0, NULL, !rc && on == 0 && pending == 0);
 
 	pre = start_text(&tp, "off");
 	rc = textproc_hugepage(&tp, "off", &t0);
 	queued = queued_since(&before);
 	rothp_prompt_pending(&pending);
 	ksft_print_msg("off: madvise rc %d, queued +%ld, pending %ld\n", rc, queued, pending);
-	ksft_test_result(!rc && queued == 0 && pending == 0,
-			 "off: MADV_HUGEPAGE queues nothing\n");
+	rothp_report(c, 1, NULL, !rc && queued == 0 && pending == 0);
 
 	secs = textproc_wait_huge(&tp, t0, PERCENT, OFF_MS, POLL_MS, &hw);
 	ksft_print_msg("off: %ld of %ld blocks PMD-mapped after %.2f s\n", hw.blocks, hw.eligible,
 		       secs >= 0 ? secs : OFF_MS / 1000.0);
-	ksft_test_result(!pre && secs < 0 && !hw.run_failed && hw.eligible >= MIN_BLOCKS,
-			 "off: text not collapsed while khugepaged is busy\n");
+	rothp_report(c, 2, NULL, !pre && secs < 0 && !hw.run_failed && hw.eligible >= MIN_BLOCKS);
 
 	/*
 	 * Queue a request, and switch off at once: the queue is emptied. A
@@ -247,41 +238,49 @@ static void test_off(void)
 		usleep(10 * 1000);
 	ksft_print_msg("off: pending %ld %.2f s after writing 0, %ld requests queued since\n",
 		       pending, rothp_now() - t0, queued_since(&before));
-	ksft_test_result(!rc && pending == 0,
-			 "off: writing 0 leaves nothing pending within 1 s\n");
+	rothp_report(c, 3, NULL, !rc && pending == 0);
 
 	ret = rothp_prompt_settle(&before, &after, IDLE_MS, "off");
-	ksft_test_result(ret == 0, "off: queued == served + failed + dropped\n");
+	rothp_report(c, 4, NULL, ret == 0);
 
 	rc = rothp_prompt_set(1);
 	on = -1;
 	rothp_prompt_read(&on);
-	ksft_test_result(!rc && on == 1, "off: prompt_collapse=1 reads back 1\n");
+	rothp_report(c, 5, NULL, !rc && on == 1);
 
-	textproc_check_sum_and_run(&tp, "off");
-	stop_text(&tp, "off");
+	textproc_finish_case(c, &tp);
 }
 
+static const char *const quiet_results[] = {
+	"MADV_HUGEPAGE of the text returns 0",
+	"%d%% of the text PMD-mapped within %d s",
+	"MADV_HUGEPAGE of all PMD-mapped text queues nothing",
+	"queued == served + failed + dropped",
+	TEXTPROC_FINISH_RESULTS,
+};
+
 /* b: no neighbour; khugepaged has freed the slots of the exited mms. */
-static void test_quiet(void)
+static void test_quiet(const struct rothp_case *c)
 {
 	struct rothp_prompt_stat before, after = { 0 }, mid;
 	struct rothp_huge_wait hw;
 	struct textproc tp;
 	long pending = -1, queued = -1;
 	double t0, secs, all;
+	const char *why = skip;
+	char only[96];
 	int pre, rc, ret;
 
 	prompt_snap(&before, "quiet");
 	pre = start_text(&tp, "quiet");
 	rc = textproc_hugepage(&tp, "quiet", &t0);
-	ksft_test_result(rc == 0, "quiet: MADV_HUGEPAGE of the text returns 0\n");
+	rothp_report(c, 0, NULL, rc == 0);
 
 	secs = textproc_wait_huge(&tp, t0, PERCENT, BUSY_MS, POLL_MS, &hw);
 	ksft_print_msg("quiet: %ld of %ld blocks PMD-mapped after %.2f s (%d polls)\n", hw.blocks,
 		       hw.eligible, secs >= 0 ? secs : BUSY_MS / 1000.0, hw.polls);
-	rothp_result(skip, !pre && secs >= 0 && hw.eligible >= MIN_BLOCKS,
-		     "quiet: %d%% of the text PMD-mapped within %d s", PERCENT, BUSY_MS / 1000);
+	rothp_report(c, 1, skip, !pre && secs >= 0 && hw.eligible >= MIN_BLOCKS, PERCENT,
+		     BUSY_MS / 1000);
 
 	/* All of it huge, then madvise again: nothing to queue. */
 	all = skip ? -1 : textproc_wait_huge(&tp, t0, 100, 2 * BUSY_MS, POLL_MS, &hw);
@@ -293,21 +292,27 @@ static void test_quiet(void)
 		ksft_print_msg("quiet: madvise of huge text: rc %d, queued +%ld, pending %ld\n", rc,
 			       queued, pending);
 	}
-	if (skip || all >= 0)
-		rothp_result(skip, !rc && queued == 0 && pending == 0,
-			     "quiet: MADV_HUGEPAGE of all PMD-mapped text queues nothing");
-	else
-		ksft_test_result_skip("quiet: MADV_HUGEPAGE of all PMD-mapped text queues nothing: only %ld of %ld blocks PMD-mapped\n",
-				      hw.blocks, hw.eligible);
+	if (!skip && all < 0) {
+		snprintf(only, sizeof(only), "only %ld of %ld blocks PMD-mapped", hw.blocks,
+			 hw.eligible);
+		why = only;
+	}
+	rothp_report(c, 2, why, !rc && queued == 0 && pending == 0);
 
 	ret = skip ? 0 : rothp_prompt_settle(&before, &after, IDLE_MS, "quiet");
-	rothp_result(skip, ret == 0, "quiet: queued == served + failed + dropped");
-	textproc_check_sum_and_run(&tp, "quiet");
-	stop_text(&tp, "quiet");
+	rothp_report(c, 3, skip, ret == 0);
+	textproc_finish_case(c, &tp);
 }
 
+static const char *const never_results[] = {
+	"MADV_HUGEPAGE queues nothing with THP enabled=never",
+	"enabled=never right after MADV_HUGEPAGE leaves nothing pending",
+	"queued == served + failed + dropped",
+	TEXTPROC_FINISH_RESULTS,
+};
+
 /* d: THP enabled=never. */
-static void test_never(void)
+static void test_never(const struct rothp_case *c)
 {
 	struct rothp_prompt_stat before, after = { 0 };
 	struct textproc tp;
@@ -325,8 +330,7 @@ static void test_never(void)
 		ksft_print_msg("never: madvise rc %d, queued +%ld, pending %ld\n", rc, queued,
 			       pending);
 	}
-	rothp_result(skip, !rc && queued == 0 && pending == 0,
-		     "never: MADV_HUGEPAGE queues nothing with THP enabled=never");
+	rothp_report(c, 0, skip, !rc && queued == 0 && pending == 0);
 
 	/* Queue one with enabled=madvise, then switch to never at once. */
 	set_enabled("madvise");
@@ -337,14 +341,12 @@ static void test_never(void)
 		ksft_print_msg("never: %ld requests queued; pending %ld %.2f s after enabled=never\n",
 			       queued_since(&before), pending, rothp_now() - t0);
 	}
-	rothp_result(skip, !rc && ms >= 0,
-		     "never: enabled=never right after MADV_HUGEPAGE leaves nothing pending");
+	rothp_report(c, 1, skip, !rc && ms >= 0);
 	set_enabled("madvise");
 	if (!skip)
 		ret = rothp_prompt_settle(&before, &after, IDLE_MS, "never");
-	rothp_result(skip, ret == 0, "never: queued == served + failed + dropped");
-	textproc_check_sum_and_run(&tp, "never");
-	stop_text(&tp, "never");
+	rothp_report(c, 2, skip, ret == 0);
+	textproc_finish_case(c, &tp);
 }
 
 /* Call stubs 0..n-1 at p: how many returned something else than their index. */
@@ -465,9 +467,19 @@ static void trace_stop(const char *who)
  * comes, which the check below allows for. Either way the rest of the
  * request is served with the file open for write.
  */
-static void test_write(void)
+static const char *const write_results[] = {
+	"MADV_HUGEPAGE, then open(O_RDWR), succeed",
+	"no block of the file becomes huge while it is open for write",
+	"the mapping and the file hold the original bytes",
+	"every stub of the mapping returns its index",
+	"queued == served + failed + dropped",
+	"the request counts as failed",
+};
+
+static void test_write(const struct rothp_case *c)
 {
 	struct rothp_prompt_stat before, after = { 0 };
+	const char *why = skip;
 	char copy[PATH_MAX];
 	uint64_t hash0 = 0, hash_file = 1, hash_mem;
 	long pending = -1, pmd_open, pmd_held, nstubs, bad, nblk;
@@ -507,7 +519,7 @@ static void test_write(void)
 	pmd_open = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	ksft_print_msg("write: madvise rc %d, open fd %d; then %ld of %ld blocks huge in the page cache, FilePmdMapped %ld kB\n",
 		       rc, wfd, huge_open, nblk, pmd_open / 1024);
-	ksft_test_result(!rc && wfd >= 0, "write: MADV_HUGEPAGE, then open(O_RDWR), succeed\n");
+	rothp_report(c, 0, NULL, !rc && wfd >= 0);
 
 	/* Let khugepaged serve it; fault everything again (faults queue too). */
 	if (skip)
@@ -529,8 +541,7 @@ static void test_write(void)
 	 * huge.
 	 */
 	allowed = huge_open + 1;
-	ksft_test_result(huge_open >= 0 && huge_held >= 0 && huge_held <= allowed,
-			 "write: no block of the file becomes huge while it is open for write\n");
+	rothp_report(c, 1, NULL, huge_open >= 0 && huge_held >= 0 && huge_held <= allowed);
 
 	hash_mem = rothp_hash(p + stub_off, nstubs * ROTHP_STUB_SIZE);
 	bad = bad_stubs(p + stub_off, nstubs);
@@ -542,22 +553,19 @@ static void test_write(void)
 		ksft_print_msg("write: hash %llx before, %llx mapped, %llx in the file\n",
 			       (unsigned long long)hash0, (unsigned long long)hash_mem,
 			       (unsigned long long)hash_file);
-	ksft_test_result(hash_mem == hash0 && hash_file == hash0,
-			 "write: the mapping and the file hold the original bytes\n");
+	rothp_report(c, 2, NULL, hash_mem == hash0 && hash_file == hash0);
 	if (bad)
 		ksft_print_msg("write: %ld of %ld stubs returned a wrong value\n", bad, nstubs);
-	ksft_test_result(!bad, "write: every stub of the mapping returns its index\n");
+	rothp_report(c, 3, NULL, !bad);
 
 	if (!skip)
 		ret = rothp_prompt_settle(&before, &after, IDLE_MS, "write");
 	trace_stop("write");
-	rothp_result(skip, ret == 0, "write: queued == served + failed + dropped");
+	rothp_report(c, 4, skip, ret == 0);
 	/* khugepaged takes a request off the queue when it starts on it. */
 	if (!skip && after.served > before.served && after.failed == before.failed)
-		ksft_test_result_skip("write: the request counts as failed: it was served whole before the open (race)\n");
-	else
-		rothp_result(skip, after.failed > before.failed,
-			     "write: the request counts as failed");
+		why = "it was served whole before the open (race)";
+	rothp_report(c, 5, why, after.failed > before.failed);
 
 	munmap(p, len);
 	close(fd);
@@ -666,9 +674,10 @@ static int race_once(enum race r, int fd, size_t len, int i)
 	return ret;
 }
 
-/* Does a new textprog get huge text within BUSY_MS? Two results. */
-static void check_fresh(const char *who)
+/* Does a new textprog get huge text within BUSY_MS? The last two of c. */
+static void check_fresh(const struct rothp_case *c)
 {
+	const char *who = c->name;
 	struct rothp_huge_wait hw;
 	struct textproc tp;
 	bool sum_ok, run_ok;
@@ -682,22 +691,29 @@ static void check_fresh(const char *who)
 		ksft_print_msg("%s: a fresh textprog: %ld of %ld blocks PMD-mapped after %.2f s\n",
 			       who, hw.blocks, hw.eligible, secs >= 0 ? secs : BUSY_MS / 1000.0);
 	}
-	rothp_result(skip, !pre && !rc && secs >= 0,
-		     "%s: a fresh textprog's text %d%% PMD-mapped within %d s", who, PERCENT,
-		     BUSY_MS / 1000);
+	rothp_report(c, c->nr - 2, skip, !pre && !rc && secs >= 0, PERCENT, BUSY_MS / 1000);
 	textproc_sum_and_run(&tp, who, &sum_ok, &run_ok);
 	if (textproc_stop(&tp)) {
 		ksft_print_msg("%s: the fresh textprog did not exit cleanly\n", who);
 		run_ok = false;
 	}
-	ksft_test_result(sum_ok && run_ok,
-			 "%s: a fresh textprog's text matches its file and runs\n", who);
+	rothp_report(c, c->nr - 1, NULL, sum_ok && run_ok);
 }
+
+/* Each race's, named "race <its name>". */
+static const char *const race_results[] = {
+	"every iteration's calls succeed",
+	"nothing pending after the loop",
+	"queued == served + failed + dropped",
+	"a fresh textprog's text %d%% PMD-mapped within %d s",
+	"a fresh textprog's text matches its file and runs",
+};
 
 static void test_race(enum race r, int fd, size_t len)
 {
 	struct rothp_prompt_stat before, after = { 0 };
 	char who[32];
+	const struct rothp_case c = ROTHP_CASE(who, race_results);
 	double t0;
 	int i, bad = 0, ret = -1;
 
@@ -713,12 +729,12 @@ static void test_race(enum race r, int fd, size_t len)
 	}
 	ksft_print_msg("%s: %d iterations in %.1f s, %d with an error\n", who, i,
 		       rothp_now() - t0, bad);
-	ksft_test_result(!bad && i > 0, "%s: every iteration's calls succeed\n", who);
+	rothp_report(&c, 0, NULL, !bad && i > 0);
 	if (!skip)
 		ret = rothp_prompt_settle(&before, &after, IDLE_MS, who);
-	rothp_result(skip, ret != -1, "%s: nothing pending after the loop", who);
-	rothp_result(skip, ret == 0, "%s: queued == served + failed + dropped", who);
-	check_fresh(who);
+	rothp_report(&c, 1, skip, ret != -1);
+	rothp_report(&c, 2, skip, ret == 0);
+	check_fresh(&c);
 }
 
 /*
@@ -732,7 +748,13 @@ static void test_race(enum race r, int fd, size_t len)
  * whole request before the exit, it is counted served or failed instead,
  * and the last check has nothing to say.
  */
-static void test_exited(int fd, size_t len)
+static const char *const exited_results[] = {
+	"a child maps textprog, madvises it and exits 0",
+	"its request is gone within 1 s of the exit, and accounted for",
+	"khugepaged stops serving the request of a process that exited",
+};
+
+static void test_exited(const struct rothp_case *c, int fd, size_t len)
 {
 	struct rothp_prompt_stat before, after = { 0 };
 	long pmd = -1, pending = -1, blocks = len / ROTHP_PMD_SIZE;
@@ -760,15 +782,13 @@ static void test_exited(int fd, size_t len)
 			usleep(10 * 1000);
 		ret = rothp_prompt_settle(&before, &after, IDLE_MS, "exited");
 	}
-	ksft_test_result(!rc, "exited: a child maps textprog, madvises it and exits 0\n");
+	rothp_report(c, 0, NULL, !rc);
 	if (!skip)
 		ksft_print_msg("exited: pending %ld %.2f s after the exit; queued %ld served %ld failed %ld dropped %ld\n",
 			       pending, rothp_now() - t0, after.queued - before.queued,
 			       after.served - before.served, after.failed - before.failed,
 			       after.dropped - before.dropped);
-	rothp_result(skip, pending == 0 && ret == 0 &&
-		     after.queued - before.queued == 1,
-		     "exited: its request is gone within 1 s of the exit, and accounted for");
+	rothp_report(c, 1, skip, pending == 0 && ret == 0 && after.queued - before.queued == 1);
 
 	p = rothp_map_aligned(fd, len, 0, 0, PROT_READ);
 	if (p != MAP_FAILED) {
@@ -780,8 +800,7 @@ static void test_exited(int fd, size_t len)
 		       pmd > 0 ? pmd / (long)ROTHP_PMD_SIZE : 0, blocks);
 	if (!why && after.dropped - before.dropped != 1)
 		why = "khugepaged served the request before the exit";
-	rothp_result(why, pmd >= 0 && pmd < blocks * (long)ROTHP_PMD_SIZE,
-		     "exited: khugepaged stops serving the request of a process that exited");
+	rothp_report(c, 2, why, pmd >= 0 && pmd < blocks * (long)ROTHP_PMD_SIZE);
 }
 
 /*
@@ -836,9 +855,23 @@ static int read_byte(int fd, char *c, long timeout_ms)
 	return ret > 0 && read(fd, c, 1) == 1 ? 0 : -1;
 }
 
-static void test_overflow(int fd, long blocks)
+static const char *const overflow_results[] = {
+	"%d MADV_HUGEPAGE calls on distinct mappings succeed",
+	"never more than %d requests pending when sampled",
+	"every request counted in thp_prompt_collapse_queued",
+	"a full queue refuses requests",
+	"nothing pending afterwards",
+	"queued == served + failed + dropped",
+	"requests whose blocks all became huge count as served",
+	"a fresh textprog's text %d%% PMD-mapped within %d s",
+	"a fresh textprog's text matches its file and runs",
+};
+
+static void test_overflow(const struct rothp_case *tc, int fd, long blocks)
 {
 	struct rothp_prompt_stat before, after = { 0 };
+	const char *why = skip;
+	char kept_up[96];
 	int ready[2], go[2], done[2], ctl[2];
 	pid_t pids[OVF_PROCS];
 	long pending, max_pending = 0, samples = 0, queued, dropped, huge;
@@ -909,34 +942,31 @@ static void test_overflow(int fd, long blocks)
 	}
 	ksft_print_msg("overflow: %d x %d madvise calls in %.2f s, %d failed; pending at most %ld in %ld samples\n",
 		       spawned, OVF_MAPS, rothp_now() - t0, failed, max_pending, samples);
-	ksft_test_result(spawned == OVF_PROCS && ndone == spawned && !failed,
-			 "overflow: %d MADV_HUGEPAGE calls on distinct mappings succeed\n",
-			 OVF_PROCS * OVF_MAPS);
+	rothp_report(tc, 0, NULL, spawned == OVF_PROCS && ndone == spawned && !failed,
+		     OVF_PROCS * OVF_MAPS);
 
 	if (!skip)
 		ret = rothp_prompt_settle(&before, &after, OVF_MS, "overflow");
 	trace_stop("overflow");
-	rothp_result(skip, samples > 0 && max_pending <= ROTHP_PROMPT_QUEUE_MAX,
-		     "overflow: never more than %d requests pending when sampled",
+	rothp_report(tc, 1, skip, samples > 0 && max_pending <= ROTHP_PROMPT_QUEUE_MAX,
 		     ROTHP_PROMPT_QUEUE_MAX);
 	queued = after.queued - before.queued;
 	dropped = after.dropped - before.dropped;
-	rothp_result(skip, queued == OVF_PROCS * OVF_MAPS,
-		     "overflow: every request counted in thp_prompt_collapse_queued");
-	if (!skip && !dropped && max_pending < ROTHP_PROMPT_QUEUE_MAX)
-		ksft_test_result_skip("overflow: a full queue refuses requests: it never filled (at most %ld pending), khugepaged kept up\n",
-				      max_pending);
-	else
-		rothp_result(skip, dropped > 0, "overflow: a full queue refuses requests");
-	rothp_result(skip, ret != -1, "overflow: nothing pending afterwards");
-	rothp_result(skip, ret == 0, "overflow: queued == served + failed + dropped");
+	rothp_report(tc, 2, skip, queued == OVF_PROCS * OVF_MAPS);
+	if (!skip && !dropped && max_pending < ROTHP_PROMPT_QUEUE_MAX) {
+		snprintf(kept_up, sizeof(kept_up),
+			 "it never filled (at most %ld pending), khugepaged kept up", max_pending);
+		why = kept_up;
+	}
+	rothp_report(tc, 3, why, dropped > 0);
+	rothp_report(tc, 4, skip, ret != -1);
+	rothp_report(tc, 5, skip, ret == 0);
 	/* Served: "every block ended PMD-mapped or huge". None was faulted. */
 	huge = cache_huge(fd, blocks);
 	ksft_print_msg("overflow: %ld of %ld blocks of textprog huge in the page cache\n", huge,
 		       blocks);
-	rothp_result(skip, huge == blocks && after.failed == before.failed &&
-		     after.served - before.served == queued - dropped,
-		     "overflow: requests whose blocks all became huge count as served");
+	rothp_report(tc, 6, skip, huge == blocks && after.failed == before.failed &&
+		     after.served - before.served == queued - dropped);
 
 	close(ctl[1]);		/* the children exit */
 	for (i = 0; i < spawned; i++)
@@ -946,19 +976,33 @@ static void test_overflow(int fd, long blocks)
 	close(ready[0]);
 	close(done[0]);
 
-	check_fresh("overflow");
+	check_fresh(tc);
 }
+
+/* The parts but the races, in the order main() runs them. */
+enum part { BUSY, OFF, QUIET, NEVER, WRITE, EXITED, OVERFLOW };
+
+static const struct rothp_case cases[] = {
+	[BUSY] = ROTHP_CASE("busy", busy_results),
+	[OFF] = ROTHP_CASE("off", off_results),
+	[QUIET] = ROTHP_CASE("quiet", quiet_results),
+	[NEVER] = ROTHP_CASE("never", never_results),
+	[WRITE] = ROTHP_CASE("write", write_results),
+	[EXITED] = ROTHP_CASE("exited", exited_results),
+	[OVERFLOW] = ROTHP_CASE("overflow", overflow_results),
+};
 
 int main(int argc, char **argv)
 {
 	struct rothp_neighbour nb;
 	struct stat st;
 	long blocks, on;
+	size_t r;
 	int fd;
-	enum race r;
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
-	ksft_set_plan(NR_TESTS);
+	ksft_set_plan(rothp_cases_plan(cases, ARRAY_SIZE(cases)) +
+		      ARRAY_SIZE(race_names) * ARRAY_SIZE(race_results));
 	skip = rothp_prompt_skip();
 	ksft_print_msg("%s\n", skip ? skip : "kernel has prompt_collapse");
 
@@ -986,20 +1030,20 @@ int main(int argc, char **argv)
 
 	if (rothp_neighbour_start(&nb, NEIGHBOUR_MIB))
 		ksft_exit_fail_msg("cannot start a %d MiB neighbour\n", NEIGHBOUR_MIB);
-	test_busy();
-	test_off();
+	test_busy(&cases[BUSY]);
+	test_off(&cases[OFF]);
 	rothp_neighbour_stop(&nb);
 
 	/* Let khugepaged free the exited mms' slots: then it is idle. */
 	rothp_khugepaged_kick();
 	usleep(1000 * 1000);
-	test_quiet();
-	test_never();
-	test_write();
-	for (r = RACE_MUNMAP; r <= RACE_EXIT; r++)
+	test_quiet(&cases[QUIET]);
+	test_never(&cases[NEVER]);
+	test_write(&cases[WRITE]);
+	for (r = 0; r < ARRAY_SIZE(race_names); r++)
 		test_race(r, fd, blocks * ROTHP_PMD_SIZE);
-	test_exited(fd, blocks * ROTHP_PMD_SIZE);
-	test_overflow(fd, blocks);
+	test_exited(&cases[EXITED], fd, blocks * ROTHP_PMD_SIZE);
+	test_overflow(&cases[OVERFLOW], fd, blocks);
 
 	close(fd);
 	rothp_thp_restore();
