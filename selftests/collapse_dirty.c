@@ -32,6 +32,8 @@
  * THP "enabled" is "never" meanwhile, so that khugepaged and prompt collapse
  * leave the files alone: only MADV_COLLAPSE collapses, and it ignores that
  * setting.
+ *
+ * Each part's results are named in its table below: the plan is their sum.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -150,11 +152,26 @@ static void write_new(const char *path, bool do_fsync)
 		ksft_exit_fail_msg("close %s: %s\n", path, strerror(errno));
 }
 
+/* A part that collapses a dirty file, and one that collapses a clean one. */
+static const char *const dirty_results[] = {
+	"the r-x mapping reads what was written, before MADV_COLLAPSE",
+	"MADV_COLLAPSE returns 0 or EAGAIN, not EINVAL",
+	"every 2 MiB block is PMD-mapped once MADV_COLLAPSE returned 0",
+	"the mapping and pread read what was written, after MADV_COLLAPSE",
+	"the disk holds what was written",
+};
+
+static const char *const clean_results[] = {
+	"the r-x mapping reads what was written, before MADV_COLLAPSE",
+	"MADV_COLLAPSE returns 0",
+	"every 2 MiB block is PMD-mapped once MADV_COLLAPSE returned 0",
+	"the mapping and pread read what was written, after MADV_COLLAPSE",
+};
+
 /* The first check of a part: the mapping reads what was written. */
-static void check_before(const char *who, const char *p, const char *model)
+static void check_before(const struct rothp_case *c, const char *p, const char *model)
 {
-	ksft_test_result(rothp_map_is(&orig, p, model, len, who),
-			 "%s: the r-x mapping reads what was written, before MADV_COLLAPSE\n", who);
+	rothp_report(c, 0, NULL, rothp_map_is(&orig, p, model, len, c->name));
 }
 
 /* What the page cache holds of the file's whole blocks, for the record. */
@@ -185,8 +202,10 @@ static void print_cache(const char *who, int fd)
  * there. Three checks: the first call's result, the PMD mappings after a
  * 0, the contents.
  */
-static void collapse_checked(const char *who, char *p, int fd, const char *model, bool dirty)
+static void collapse_checked(const struct rothp_case *c, char *p, int fd, const char *model,
+			     bool dirty)
 {
+	const char *who = c->name;
 	long dirty_kb = -1, wb_kb = -1, pmd;
 	int rc, err, final, final_err;
 	const char *skip = NULL;
@@ -203,12 +222,11 @@ static void collapse_checked(const char *who, char *p, int fd, const char *model
 	ksft_print_msg("%s: before MADV_COLLAPSE Dirty %ld kB, Writeback %ld kB; MADV_COLLAPSE of %zu MiB: %s in %.2f s\n",
 		       who, dirty_kb, wb_kb, len >> 20, rc ? strerror(err) : "0", t);
 	if (!dirty) {
-		ksft_test_result(!rc, "%s: MADV_COLLAPSE returns 0\n", who);
+		rothp_report(c, 1, NULL, !rc);
 	} else {
 		if (rc && err == EINVAL && !retry_known)
 			skip = NO_RETRY;
-		rothp_result(skip, !rc || err == EAGAIN,
-			     "%s: MADV_COLLAPSE returns 0 or EAGAIN, not EINVAL", who);
+		rothp_report(c, 1, skip, !rc || err == EAGAIN);
 	}
 
 	final = rc;
@@ -221,48 +239,45 @@ static void collapse_checked(const char *who, char *p, int fd, const char *model
 	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	ksft_print_msg("%s: FilePmdMapped %ld of %zu kB\n", who, pmd / 1024, len >> 10);
 	snprintf(why, sizeof(why), "MADV_COLLAPSE failed with %s", strerror(final_err));
-	rothp_result(final ? why : NULL, pmd == (long)len,
-		     "%s: every 2 MiB block is PMD-mapped once MADV_COLLAPSE returned 0", who);
+	rothp_report(c, 2, final ? why : NULL, pmd == (long)len);
 
-	ksft_test_result(rothp_map_is(&orig, p, model, len, who) &&
-			 rothp_file_is(&orig, fd, model, orig.size, who),
-			 "%s: the mapping and pread read what was written, after MADV_COLLAPSE\n",
-			 who);
+	rothp_report(c, 3, NULL, rothp_map_is(&orig, p, model, len, who) &&
+		     rothp_file_is(&orig, fd, model, orig.size, who));
 }
 
 /* The last check of a part: write back, drop the cache, read the disk. */
-static void check_disk(const char *who, char *p, int fd, const char *model)
+static void check_disk(const struct rothp_case *c, char *p, int fd, const char *model)
 {
+	const char *who = c->name;
 	char disk_who[64];
 
 	munmap(p, len);
 	if (fsync(fd) || rothp_drop_caches())
 		ksft_print_msg("%s: fsync or drop_caches: %s\n", who, strerror(errno));
 	snprintf(disk_who, sizeof(disk_who), "%s, disk", who);
-	ksft_test_result(rothp_file_is(&orig, fd, model, orig.size, disk_who),
-			 "%s: the disk holds what was written\n", who);
+	rothp_report(c, 4, NULL, rothp_file_is(&orig, fd, model, orig.size, disk_who));
 	close(fd);
 }
 
-static void test_nosync(void)
+static void test_nosync(const struct rothp_case *c)
 {
-	const char *who = "nosync", *path = file_path(0, who);
+	const char *path = file_path(0, c->name);
 	char *p;
 	int fd;
 
 	write_new(path, false);
 	fd = rothp_open_checked(path, O_RDONLY);
 	p = rothp_map_text(fd, len);
-	check_before(who, p, orig.buf);
-	collapse_checked(who, p, fd, orig.buf, true);
-	check_disk(who, p, fd, orig.buf);
+	check_before(c, p, orig.buf);
+	collapse_checked(c, p, fd, orig.buf, true);
+	check_disk(c, p, fd, orig.buf);
 	unlink(path);
 }
 
 /* fsync, then rewrite: the second part starts from the first's collapse. */
-static void test_fsync_rewrite(void)
+static void test_fsync_rewrite(const struct rothp_case *fc, const struct rothp_case *rw)
 {
-	const char *who = "fsync", *path = file_path(1, who);
+	const char *who = fc->name, *path = file_path(1, who);
 	long split0 = 0, split1 = 0;
 	char *p, *model;
 	size_t i;
@@ -271,10 +286,10 @@ static void test_fsync_rewrite(void)
 	write_new(path, true);
 	fd = rothp_open_checked(path, O_RDONLY);
 	p = rothp_map_text(fd, len);
-	check_before(who, p, orig.buf);
-	collapse_checked(who, p, fd, orig.buf, false);
+	check_before(fc, p, orig.buf);
+	collapse_checked(fc, p, fd, orig.buf, false);
 
-	who = "rewrite";
+	who = rw->name;
 	model = rothp_model_new(&orig);
 	rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split0);
 	wfd = rothp_open_checked(path, O_WRONLY);
@@ -293,16 +308,16 @@ static void test_fsync_rewrite(void)
 		ksft_exit_fail_msg("%s: close: %s\n", who, strerror(errno));
 	if (!rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split1))
 		ksft_print_msg("%s: %s +%ld\n", who, ROTHP_VM_SPLIT_ON_WRITE, split1 - split0);
-	check_before(who, p, model);
-	collapse_checked(who, p, fd, model, true);
-	check_disk(who, p, fd, model);
+	check_before(rw, p, model);
+	collapse_checked(rw, p, fd, model, true);
+	check_disk(rw, p, fd, model);
 	free(model);
 	unlink(path);
 }
 
-static void test_shared(void)
+static void test_shared(const struct rothp_case *c)
 {
-	const char *who = "mmap-shared", *path = file_path(2, who);
+	const char *who = c->name, *path = file_path(2, who);
 	size_t off, i;
 	char *p, *s, *model;
 	int fd, wfd;
@@ -331,9 +346,9 @@ static void test_shared(void)
 
 	fd = rothp_open_checked(path, O_RDONLY);
 	p = rothp_map_text(fd, len);
-	check_before(who, p, model);
-	collapse_checked(who, p, fd, model, true);
-	check_disk(who, p, fd, model);
+	check_before(c, p, model);
+	collapse_checked(c, p, fd, model, true);
+	check_disk(c, p, fd, model);
 	free(model);
 	unlink(path);
 }
@@ -346,13 +361,23 @@ static void read_orig(void)
 	len = ROTHP_ALIGN_DOWN(orig.size, ROTHP_PMD_SIZE);
 }
 
+/* The parts, in the order main() runs them. */
+enum part { NOSYNC, FSYNC, REWRITE, SHARED };
+
+static const struct rothp_case cases[] = {
+	[NOSYNC] = ROTHP_CASE("nosync", dirty_results),
+	[FSYNC] = ROTHP_CASE("fsync", clean_results),
+	[REWRITE] = ROTHP_CASE("rewrite", dirty_results),
+	[SHARED] = ROTHP_CASE("mmap-shared", dirty_results),
+};
+
 int main(int argc, char **argv)
 {
 	const char *fs;
 	int large;
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
-	ksft_set_plan(19);
+	ksft_set_plan(rothp_cases_plan(cases, ARRAY_SIZE(cases)));
 	owner = getpid();
 	atexit(remove_files);
 	read_orig();
@@ -365,9 +390,9 @@ int main(int argc, char **argv)
 	if (rothp_thp_save() || rothp_thp_set_str("enabled", "never"))
 		ksft_exit_fail_msg("cannot set THP never\n");
 
-	test_nosync();
-	test_fsync_rewrite();
-	test_shared();
+	test_nosync(&cases[NOSYNC]);
+	test_fsync_rewrite(&cases[FSYNC], &cases[REWRITE]);
+	test_shared(&cases[SHARED]);
 
 	free(orig.buf);
 	ksft_finished();
