@@ -16,6 +16,8 @@
  *
  * Everything but the pieprog run works on 6.12 without the series, as
  * MADV_COLLAPSE of file text and process_madvise(MADV_COLLAPSE) are 6.1's.
+ *
+ * Each part's results are named in its table below: the plan is their sum.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -355,14 +357,32 @@ static bool has_line(const char *out, const char *s)
 	return false;
 }
 
+static const char *const textprog_results[] = {
+	"status --json exits 0 with valid JSON",
+	"status --json has the documented keys",
+	"status: eligible blocks of textprog as rothp_vma_eligible_blocks counts",
+	"status: no block PMD-mapped before collapse",
+	"status (text) lists the textprog mapping and a summary",
+	"collapse PID exits 0",
+	"collapse: every eligible block PMD-mapped (FilePmdMapped)",
+	"status after collapse: every eligible block PMD-mapped",
+	"after collapse: text in memory matches the file",
+	"after collapse: every stub returns its index",
+	"madvise mode: no_madvise reported, and gone after MADV_HUGEPAGE",
+	"enabled=never: thp_never reported",
+	"collapse of a nonexistent PID: 'no process' message, exit 1",
+	"collapse as nobody: permission message, exit 1",
+};
+
 /* status and collapse of a running textprog. */
-static void test_textprog(const char *prog, long *eligible_out)
+static void test_textprog(const struct rothp_case *c, const char *prog, long *eligible_out)
 {
 	char needle[PATH_MAX + 16], line[4096], spid[16];
 	struct tool_run r;
 	struct textproc tp;
 	struct rothp_vma vma;
 	long eligible, pmd;
+	bool sum_ok, run_ok;
 
 	if (textproc_start(&tp, prog, "none"))
 		ksft_exit_fail_msg("cannot start %s none\n", prog);
@@ -374,39 +394,35 @@ static void test_textprog(const char *prog, long *eligible_out)
 	snprintf(needle, sizeof(needle), "{\"path\": \"%s\"", prog);
 
 	status_line(tp.pid, needle, line, sizeof(line), &r);
-	ksft_test_result(!r.rc && json_valid(r.out), "status --json exits 0 with valid JSON\n");
-	ksft_test_result(line[0] && has_keys(r.out, line),
-			 "status --json has the documented keys\n");
+	rothp_report(c, 0, NULL, !r.rc && json_valid(r.out));
+	rothp_report(c, 1, NULL, line[0] && has_keys(r.out, line));
 	ksft_print_msg("textprog %d: %ld eligible blocks; hugetext: %s\n", (int)tp.pid, eligible,
 		       line);
-	ksft_test_result(eligible > 0 && json_long(line, "eligible_blocks") == eligible,
-			 "status: eligible blocks of textprog as rothp_vma_eligible_blocks counts\n");
-	ksft_test_result(json_long(line, "pmd_mapped_blocks") == 0 &&
-			 rothp_file_pmd_mapped(tp.pid, tp.start) == 0,
-			 "status: no block PMD-mapped before collapse\n");
+	rothp_report(c, 2, NULL, eligible > 0 && json_long(line, "eligible_blocks") == eligible);
+	rothp_report(c, 3, NULL, json_long(line, "pmd_mapped_blocks") == 0 &&
+		     rothp_file_pmd_mapped(tp.pid, tp.start) == 0);
 	tool_free(&r);
 
 	tool_run(&r, -1, "status", spid, NULL);
-	ksft_test_result(!r.rc && has_line(r.out, prog) && strstr(r.out, "\nsummary: "),
-			 "status (text) lists the textprog mapping and a summary\n");
+	rothp_report(c, 4, NULL, !r.rc && has_line(r.out, prog) && strstr(r.out, "\nsummary: "));
 	tool_free(&r);
 
 	tool_run(&r, -1, "collapse", spid, NULL);
 	ksft_print_msg("collapse: exit %d\n%s", r.rc, r.out);
 	tool_note("collapse", &r);
-	ksft_test_result(r.rc == 0, "collapse PID exits 0\n");
+	rothp_report(c, 5, NULL, r.rc == 0);
 	tool_free(&r);
 	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
 	ksft_print_msg("collapse: FilePmdMapped %ld kB, expected %ld kB\n", pmd / 1024,
 		       eligible * (long)ROTHP_PMD_SIZE / 1024);
-	ksft_test_result(eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE,
-			 "collapse: every eligible block PMD-mapped (FilePmdMapped)\n");
+	rothp_report(c, 6, NULL, eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE);
 
 	status_line(tp.pid, needle, line, sizeof(line), &r);
-	ksft_test_result(eligible > 0 && json_long(line, "pmd_mapped_blocks") == eligible,
-			 "status after collapse: every eligible block PMD-mapped\n");
+	rothp_report(c, 7, NULL, eligible > 0 && json_long(line, "pmd_mapped_blocks") == eligible);
 	tool_free(&r);
-	textproc_check_sum_and_run(&tp, "after collapse");
+	textproc_sum_and_run(&tp, "after collapse", &sum_ok, &run_ok);
+	rothp_report(c, 8, NULL, sum_ok);
+	rothp_report(c, 9, NULL, run_ok);
 
 	/* The reasons, on the same process. */
 	if (rothp_thp_set_str("enabled", "madvise"))
@@ -421,41 +437,41 @@ static void test_textprog(const char *prog, long *eligible_out)
 		status_line(tp.pid, needle, line, sizeof(line), &r);
 		tool_free(&r);
 		ksft_print_msg("after MADV_HUGEPAGE: %s\n", line);
-		ksft_test_result(line[0] && !json_has(line, "reasons", "no_madvise") &&
-				 strstr(line, "\"vm_hugepage\": true"),
-				 "madvise mode: no_madvise reported, and gone after MADV_HUGEPAGE\n");
+		rothp_report(c, 10, NULL, line[0] && !json_has(line, "reasons", "no_madvise") &&
+			     strstr(line, "\"vm_hugepage\": true"));
 	} else {
 		ksft_print_msg("enabled=madvise: %s\n", line);
-		ksft_test_result_fail("madvise mode: no_madvise reported, and gone after MADV_HUGEPAGE\n");
+		rothp_report(c, 10, NULL, false);
 	}
 
 	if (rothp_thp_set_str("enabled", "never"))
 		ksft_exit_fail_msg("cannot set THP enabled=never\n");
 	status_line(tp.pid, needle, line, sizeof(line), &r);
 	tool_free(&r);
-	ksft_test_result(json_has(line, "reasons", "thp_never"),
-			 "enabled=never: thp_never reported\n");
+	rothp_report(c, 11, NULL, json_has(line, "reasons", "thp_never"));
 	rothp_thp_restore();
 
 	/* Errors: no such process; collapse as nobody. */
 	tool_run(&r, -1, "collapse", "999999999", NULL);
 	tool_note("no such PID", &r);
-	ksft_test_result(r.rc == 1 && strstr(r.err, "no process with PID"),
-			 "collapse of a nonexistent PID: 'no process' message, exit 1\n");
+	rothp_report(c, 12, NULL, r.rc == 1 && strstr(r.err, "no process with PID"));
 	tool_free(&r);
 	tool_run(&r, NOBODY, "collapse", spid, NULL);
 	tool_note("as nobody", &r);
-	ksft_test_result(r.rc == 1 && (strstr(r.err, "ptrace read access") ||
-				       strstr(r.err, "CAP_SYS_NICE")),
-			 "collapse as nobody: permission message, exit 1\n");
+	rothp_report(c, 13, NULL, r.rc == 1 && (strstr(r.err, "ptrace read access") ||
+					       strstr(r.err, "CAP_SYS_NICE")));
 	tool_free(&r);
 
 	if (textproc_stop(&tp))
 		ksft_print_msg("textprog did not exit cleanly\n");
 }
 
+static const char *const misaligned_results[] = {
+	"misaligned mapping: no eligible block, reason misaligned",
+};
+
 /* A mapping of textprog in this process, 4 KiB off 2 MiB congruence. */
-static void test_misaligned(const char *prog)
+static void test_misaligned(const struct rothp_case *c, const char *prog)
 {
 	char needle[64], line[4096];
 	struct tool_run r;
@@ -473,15 +489,21 @@ static void test_misaligned(const char *prog)
 	status_line(getpid(), needle, line, sizeof(line), &r);
 	tool_free(&r);
 	ksft_print_msg("misaligned mapping at %p: %s\n", p, line);
-	ksft_test_result(json_long(line, "eligible_blocks") == 0 && json_long(line, "blocks") > 1 &&
-			 strstr(line, "\"reason\": \"misaligned\""),
-			 "misaligned mapping: no eligible block, reason misaligned\n");
+	rothp_report(c, 0, NULL,
+		     json_long(line, "eligible_blocks") == 0 && json_long(line, "blocks") > 1 &&
+		     strstr(line, "\"reason\": \"misaligned\""));
 	munmap(p, st.st_size);
 	close(fd);
 }
 
+/* pieprog's status, then its run (in main()). */
+static const char *const pie_results[] = {
+	"status of pieprog: its eligible blocks, misaligned exactly when not congruent",
+	"run -- pieprog: every eligible block PMD-mapped",
+};
+
 /* status of pieprog, whose text is congruent or not by where it was loaded. */
-static void test_pie_status(const char *pie)
+static void test_pie_status(const struct rothp_case *c, const char *pie)
 {
 	char needle[PATH_MAX + 16], line[4096];
 	struct rothp_vma vma;
@@ -501,9 +523,8 @@ static void test_pie_status(const char *pie)
 	tool_free(&r);
 	ksft_print_msg("pieprog %lx-%lx offset %lx, %scongruent, %ld eligible: %s\n", vma.start,
 		       vma.end, vma.offset, congruent ? "" : "not ", eligible, line);
-	ksft_test_result(line[0] && json_long(line, "eligible_blocks") == eligible &&
-			 congruent == !strstr(line, "\"reason\": \"misaligned\""),
-			 "status of pieprog: its eligible blocks, misaligned exactly when not congruent\n");
+	rothp_report(c, 0, NULL, line[0] && json_long(line, "eligible_blocks") == eligible &&
+		     congruent == !strstr(line, "\"reason\": \"misaligned\""));
 	textproc_stop(&tp);
 }
 
@@ -595,9 +616,26 @@ static long run_prog(const char *path, const char *who, long *pmd_out, bool *exi
 	return eligible;
 }
 
+/* hugetext run of textprog, in main(). */
+static const char *const run_results[] = {
+	"run -- textprog: every eligible block PMD-mapped at its first output",
+	"run passes the exit status on (0 after exit, 2 for a usage error)",
+};
+
+/* The parts, in the order main() runs them. */
+enum part { TEXTPROG, MISALIGNED, RUN, PIE };
+
+static const struct rothp_case cases[] = {
+	[TEXTPROG] = ROTHP_CASE(NULL, textprog_results),
+	[MISALIGNED] = ROTHP_CASE(NULL, misaligned_results),
+	[RUN] = ROTHP_CASE(NULL, run_results),
+	[PIE] = ROTHP_CASE(NULL, pie_results),
+};
+
 int main(int argc, char **argv)
 {
 	char prog[PATH_MAX], pie[PATH_MAX], *slash;
+	const char *no_align = NULL;
 	struct tool_run r;
 	long eligible, pmd;
 	bool exit_ok;
@@ -614,36 +652,31 @@ int main(int argc, char **argv)
 	if (access(tool, X_OK))
 		ksft_exit_fail_msg("%s: %s\n", tool, strerror(errno));
 	snprintf(pie, sizeof(pie), "%s/pieprog", dir);
-	ksft_set_plan(19);
+	ksft_set_plan(rothp_cases_plan(cases, ARRAY_SIZE(cases)));
 	if (rothp_thp_save())
 		ksft_exit_fail_msg("cannot save THP settings\n");
 
-	test_textprog(prog, &eligible);
-	test_misaligned(prog);
+	test_textprog(&cases[TEXTPROG], prog, &eligible);
+	test_misaligned(&cases[MISALIGNED], prog);
 
 	/* run: a cold page cache, so that the run's collapse is what counts. */
 	if (rothp_drop_caches())
 		ksft_exit_fail_msg("drop_caches: %s\n", strerror(errno));
 	eligible = run_prog(prog, "run textprog", &pmd, &exit_ok);
-	ksft_test_result(eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE,
-			 "run -- textprog: every eligible block PMD-mapped at its first output\n");
+	rothp_report(&cases[RUN], 0, NULL, eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE);
 	tool_run(&r, -1, "run", "-q", "--", prog, "bogus", NULL);
-	ksft_test_result(exit_ok && r.rc == 2,
-			 "run passes the exit status on (0 after exit, 2 for a usage error)\n");
+	rothp_report(&cases[RUN], 1, NULL, exit_ok && r.rc == 2);
 	tool_free(&r);
 
 	/* pieprog: congruent only with the series' aligned load bias. */
-	test_pie_status(pie);
+	test_pie_status(&cases[PIE], pie);
 	if (rothp_drop_caches())
 		ksft_exit_fail_msg("drop_caches: %s\n", strerror(errno));
 	eligible = run_prog(pie, "run pieprog", &pmd, &exit_ok);
 	if (eligible == 0 && access("/proc/sys/fs/elf_text_thp_align", F_OK))
-		ksft_test_result_skip("run -- pieprog: every eligible block PMD-mapped: %s\n",
-				      "no fs.elf_text_thp_align: 6.12 without the series loads a PIE at a 4 KiB-granular bias");
-	else
-		ksft_test_result(eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE &&
-				 exit_ok,
-				 "run -- pieprog: every eligible block PMD-mapped\n");
+		no_align = "no fs.elf_text_thp_align: 6.12 without the series loads a PIE at a 4 KiB-granular bias";
+	rothp_report(&cases[PIE], 1, no_align,
+		     eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE && exit_ok);
 
 	rothp_thp_restore();
 	ksft_finished();
