@@ -18,6 +18,8 @@
  *    vma_file_bypass_thp_tuneables() (mm/huge_memory.c) then skips the sysfs
  *    mode ("MADV_COLLAPSE ignores tuneables"; madvise(2) documents it as
  *    independent of the system-wide THP settings): it succeeds.
+ *
+ * Each case's results are named in its table below: the plan is their sum.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -36,9 +38,10 @@
 
 static const char *prog_path;
 
-/* Hash a mapping of fd and the same bytes read with pread(); report. */
-static void check_contents(const char *name, int fd, const void *p, size_t len)
+/* Hash a mapping of fd and the same bytes read with pread(); result i of c. */
+static void check_contents(const struct rothp_case *c, int i, int fd, const void *p, size_t len)
 {
+	const char *name = c->name;
 	uint64_t memsum = rothp_hash(p, len), filesum = ~memsum;
 
 	if (rothp_file_hash(fd, 0, len, &filesum))
@@ -46,33 +49,40 @@ static void check_contents(const char *name, int fd, const void *p, size_t len)
 	else if (memsum != filesum)
 		ksft_print_msg("%s: mapping hash %llx, file hash %llx\n", name,
 			       (unsigned long long)memsum, (unsigned long long)filesum);
-	ksft_test_result(memsum == filesum, "%s: contents through the mapping match the file\n",
-			 name);
+	rothp_report(c, i, NULL, memsum == filesum);
 }
+
+/* The misaligned and open-for-write cases. */
+static const char *const einval_results[] = {
+	"MADV_COLLAPSE fails with EINVAL",
+	"contents through the mapping match the file",
+	"FilePmdMapped is 0 after reading it all",
+};
 
 /*
  * MADV_COLLAPSE must fail with EINVAL; reading the whole mapping must then
  * give the file's bytes, through PTEs only.
  */
-static void expect_einval(const char *name, int fd, void *p, size_t len)
+static void expect_einval(const struct rothp_case *c, int fd, void *p, size_t len)
 {
+	const char *name = c->name;
 	int rc, err;
 	long pmd;
 
 	rc = rothp_madv_collapse(p, len, &err);
 	ksft_print_msg("%s: MADV_COLLAPSE rc %d errno %d (%s)\n", name, rc, err, strerror(err));
-	ksft_test_result(rc == -1 && err == EINVAL, "%s: MADV_COLLAPSE fails with EINVAL\n", name);
+	rothp_report(c, 0, NULL, rc == -1 && err == EINVAL);
 
-	check_contents(name, fd, p, len);
+	check_contents(c, 1, fd, p, len);
 
 	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	if (pmd)
 		ksft_print_msg("%s: FilePmdMapped %ld kB\n", name, pmd / 1024);
-	ksft_test_result(pmd == 0, "%s: FilePmdMapped is 0 after reading it all\n", name);
+	rothp_report(c, 2, NULL, pmd == 0);
 }
 
 /* Map textprog at 2 MiB + 4 KiB with offset 0: vaddr - offset is not aligned. */
-static void test_misaligned(void)
+static void test_misaligned(const struct rothp_case *c)
 {
 	struct stat st;
 	size_t len;
@@ -90,13 +100,13 @@ static void test_misaligned(void)
 		ksft_exit_fail_msg("mmap %s: %s\n", prog_path, strerror(errno));
 	ksft_print_msg("misaligned: %zu bytes at %p, offset 0\n", len, p);
 
-	expect_einval("misaligned", fd, p, len);
+	expect_einval(c, fd, p, len);
 	munmap(p, len);
 	close(fd);
 }
 
 /* A copy of textprog, held open O_RDWR while mapped and collapsed. */
-static void test_open_for_write(const char *dir)
+static void test_open_for_write(const struct rothp_case *c, const char *dir)
 {
 	char tmp[PATH_MAX];
 	struct stat st;
@@ -122,7 +132,7 @@ static void test_open_for_write(const char *dir)
 	ksft_print_msg("open-for-write: %zu MiB of %s at %p, O_RDWR fd held\n", len >> 20, tmp,
 		       p);
 
-	expect_einval("open-for-write", fd, p, len);
+	expect_einval(c, fd, p, len);
 	munmap(p, len);
 	close(fd);
 	close(wfd);
@@ -151,11 +161,20 @@ static bool any_pmd_mapped(void *arg)
 	return pmd != 0;
 }
 
-static void test_never_khugepaged(void)
+static const char *const never_results[] = {
+	"MADV_HUGEPAGE of the text returns 0",
+	"text stays PTE-mapped for %d s",
+	"every stub returns its index",
+	"text in memory matches the file",
+	"textprog exits with status 0",
+};
+
+static void test_never_khugepaged(const struct rothp_case *c)
 {
 	struct never_state st = { .run_ok = 1 };
 	struct textproc tp;
 	long ms;
+	bool ok;
 
 	/*
 	 * Small folios first: on a large-folio file system (XFS) a fault in a
@@ -166,24 +185,33 @@ static void test_never_khugepaged(void)
 	if (rothp_prewarm(prog_path))
 		ksft_exit_fail_msg("cannot read %s\n", prog_path);
 	/* hugepage_madvise() only sets VM_HUGEPAGE: it succeeds under never. */
-	textproc_start_checked(&tp, prog_path, "hugepage", "never: MADV_HUGEPAGE of the text");
+	ok = textproc_start_action(&tp, prog_path, "hugepage", "never: MADV_HUGEPAGE of the text");
+	rothp_report(c, 0, NULL, ok);
 
 	st.tp = &tp;
 	ms = rothp_wait_until(any_pmd_mapped, &st, NEVER_POLL_MS, INTERVAL_MS);
 	ksft_print_msg("never: largest FilePmdMapped in %d s: %ld kB\n", NEVER_POLL_MS / 1000,
 		       st.max_pmd / 1024);
-	ksft_test_result(st.max_pmd == 0, "never: text stays PTE-mapped for %d s\n",
-			 NEVER_POLL_MS / 1000);
+	rothp_report(c, 1, NULL, st.max_pmd == 0, NEVER_POLL_MS / 1000);
 	if (ms >= 0 && st.max_pmd)
 		ksft_print_msg("never: PMD mapping seen after %.1f s\n", ms / 1000.0);
-	ksft_test_result(st.run_ok, "never: every stub returns its index\n");
+	rothp_report(c, 2, NULL, st.run_ok);
 
-	ksft_test_result(textproc_sum_matches(&tp, "never"),
-			 "never: text in memory matches the file\n");
-	ksft_test_result(!textproc_stop(&tp), "never: textprog exits with status 0\n");
+	rothp_report(c, 3, NULL, textproc_sum_matches(&tp, "never"));
+	rothp_report(c, 4, NULL, !textproc_stop(&tp));
 }
 
-static void test_never_collapse(void)
+/* MADV_COLLAPSE under never; then the contents, named as their own case. */
+static const char *const never_collapse_results[] = {
+	"MADV_COLLAPSE returns 0 (6.12 ignores enabled)",
+	"MADV_COLLAPSE PMD-maps every block",
+};
+
+static const char *const contents_results[] = {
+	"contents through the mapping match the file",
+};
+
+static void test_never_collapse(const struct rothp_case *c, const struct rothp_case *contents)
 {
 	struct stat st;
 	size_t len;
@@ -205,15 +233,26 @@ static void test_never_collapse(void)
 	rc = rothp_madv_collapse(p, len, &err);
 	ksft_print_msg("never: MADV_COLLAPSE of %zu MiB: rc %d errno %d (%s)\n", len >> 20, rc,
 		       err, strerror(err));
-	ksft_test_result(rc == 0, "never: MADV_COLLAPSE returns 0 (6.12 ignores enabled)\n");
+	rothp_report(c, 0, NULL, rc == 0);
 
 	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	ksft_print_msg("never: FilePmdMapped %ld kB of %zu kB\n", pmd / 1024, len >> 10);
-	ksft_test_result(pmd == (long)len, "never: MADV_COLLAPSE PMD-maps every block\n");
-	check_contents("never-collapse", fd, p, len);
+	rothp_report(c, 1, NULL, pmd == (long)len);
+	check_contents(contents, 0, fd, p, len);
 	munmap(p, len);
 	close(fd);
 }
+
+/* The cases, in the order main() runs them. */
+enum part { MISALIGNED, OPEN_FOR_WRITE, NEVER, NEVER_COLLAPSE, NEVER_CONTENTS };
+
+static const struct rothp_case cases[] = {
+	[MISALIGNED] = ROTHP_CASE("misaligned", einval_results),
+	[OPEN_FOR_WRITE] = ROTHP_CASE("open-for-write", einval_results),
+	[NEVER] = ROTHP_CASE("never", never_results),
+	[NEVER_COLLAPSE] = ROTHP_CASE("never", never_collapse_results),
+	[NEVER_CONTENTS] = ROTHP_CASE("never-collapse", contents_results),
+};
 
 int main(int argc, char **argv)
 {
@@ -222,10 +261,10 @@ int main(int argc, char **argv)
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
 	prog_path = prog;
-	ksft_set_plan(14);
+	ksft_set_plan(rothp_cases_plan(cases, ARRAY_SIZE(cases)));
 
-	test_misaligned();
-	test_open_for_write(dir);
+	test_misaligned(&cases[MISALIGNED]);
+	test_open_for_write(&cases[OPEN_FOR_WRITE], dir);
 
 	if (rothp_thp_save())
 		ksft_exit_fail_msg("cannot save THP settings\n");
@@ -233,8 +272,8 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("cannot set THP settings\n");
 	rothp_thp_read_str("enabled", enabled, sizeof(enabled));
 	ksft_print_msg("THP enabled=%s, khugepaged tuned to scan every 100 ms\n", enabled);
-	test_never_khugepaged();
-	test_never_collapse();
+	test_never_khugepaged(&cases[NEVER]);
+	test_never_collapse(&cases[NEVER_COLLAPSE], &cases[NEVER_CONTENTS]);
 	rothp_thp_restore();
 
 	ksft_finished();
