@@ -5,6 +5,8 @@
  * a second process of the same program then gets PMD mappings at fault time
  * without any madvise, because do_set_pmd() (mm/memory.c) maps a PMD-sized
  * page cache folio whole and only checks VM_NOHUGEPAGE/prctl, not sysfs.
+ *
+ * Each part's results are named in its table below: the plan is their sum.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,15 +25,21 @@
 #define PUD_SIZE	(1UL << 30)
 #define NO_PUD_MAP	"6.12 returns EINVAL where no page table is above the PMD (baseline 6.12)"
 
+static const char *const untouched_results[] = {
+	"MADV_COLLAPSE maps an untouched range",
+	"the mapping reads what the file holds",
+};
+
 /*
  * untouched: the program's file mapped where nothing else is mapped in the
  * same 1 GiB, then MADV_COLLAPSE before any access. Nothing has allocated a
  * page table there, and 6.12's collapse_pte_mapped_thp() gives up on a
  * missing PUD (EINVAL) after collapsing the page cache; the series maps the
- * THPs. Two checks.
+ * THPs.
  */
-static void check_untouched(const char *prog)
+static void check_untouched(const struct rothp_case *c, const char *prog)
 {
+	const char *skip = NULL;
 	uint64_t want, got;
 	long blocks, pmd;
 	struct stat st;
@@ -60,35 +68,59 @@ static void check_untouched(const char *prog)
 	ksft_print_msg("untouched: %ld blocks at %p: MADV_COLLAPSE %s, FilePmdMapped %ld kB\n",
 		       blocks, p, err ? strerror(err) : "0", pmd / 1024);
 	if (err == EINVAL && rothp_thp_read_str(ROTHP_PROMPT_KNOB, knob, sizeof(knob)))
-		ksft_test_result_skip("untouched: MADV_COLLAPSE maps an untouched range: %s\n",
-				      NO_PUD_MAP);
-	else
-		ksft_test_result(!err && blocks > 0 && pmd == (long)len,
-				 "untouched: MADV_COLLAPSE maps an untouched range\n");
+		skip = NO_PUD_MAP;
+	rothp_report(c, 0, skip, !err && blocks > 0 && pmd == (long)len);
 	got = rothp_hash(p, len);
-	ksft_test_result(got == want, "untouched: the mapping reads what the file holds\n");
+	rothp_report(c, 1, NULL, got == want);
 	munmap(res, 2 * PUD_SIZE);
 	close(fd);
 }
 
+static const char *const collapse_results[] = {
+	"MADV_COLLAPSE of the text returns 0",
+	"text has at least %d eligible 2 MiB blocks",
+	"every eligible block is PMD-mapped after MADV_COLLAPSE",
+	TEXTPROC_CHECK_RESULTS,
+};
+
+static const char *const refault_results[] = {
+	"second process PMD-maps every eligible block at fault",
+	TEXTPROC_CHECK_RESULTS,
+};
+
+static const char *const end_results[] = {
+	"both textprog processes exit with status 0",
+};
+
+/* The parts, in the order main() runs them. */
+enum part { COLLAPSE, REFAULT, UNTOUCHED, END };
+
+static const struct rothp_case cases[] = {
+	[COLLAPSE] = ROTHP_CASE("collapse", collapse_results),
+	[REFAULT] = ROTHP_CASE("refault", refault_results),
+	[UNTOUCHED] = ROTHP_CASE("untouched", untouched_results),
+	[END] = ROTHP_CASE(NULL, end_results),
+};
+
 int main(int argc, char **argv)
 {
+	const struct rothp_case *c = &cases[COLLAPSE];
 	char prog[PATH_MAX];
 	struct textproc first, second;
 	long eligible, pmd, calls;
 	int ok, stop1, stop2;
 
 	rothp_test_init(argc, argv, prog, sizeof(prog));
-	ksft_set_plan(11);
+	ksft_set_plan(rothp_cases_plan(cases, ARRAY_SIZE(cases)));
 
 	/* First process: MADV_COLLAPSE of its own text, before running it. */
-	textproc_start_checked(&first, prog, "collapse", "collapse: MADV_COLLAPSE of the text");
+	ok = textproc_start_action(&first, prog, "collapse", "collapse: MADV_COLLAPSE of the text");
+	rothp_report(c, 0, NULL, ok);
 
 	eligible = textproc_eligible(&first);
 	ksft_print_msg("text %lx-%lx: %ld eligible 2 MiB blocks\n", first.start, first.end,
 		       eligible);
-	ksft_test_result(eligible >= MIN_BLOCKS,
-			 "collapse: text has at least %d eligible 2 MiB blocks\n", MIN_BLOCKS);
+	rothp_report(c, 1, NULL, eligible >= MIN_BLOCKS, MIN_BLOCKS);
 
 	/*
 	 * madvise_collapse() turns the collapse_file() result into
@@ -98,9 +130,8 @@ int main(int argc, char **argv)
 	pmd = rothp_file_pmd_mapped(first.pid, first.start);
 	ksft_print_msg("collapse: FilePmdMapped %ld kB, expected %ld kB\n", pmd / 1024,
 		       eligible * (long)ROTHP_PMD_SIZE / 1024);
-	ksft_test_result(eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE,
-			 "collapse: every eligible block is PMD-mapped after MADV_COLLAPSE\n");
-	textproc_check_sum_and_run(&first, "collapse");
+	rothp_report(c, 2, NULL, eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE);
+	textproc_check_case(c, 3, &first);
 
 	/*
 	 * Second process, no madvise: the page cache now holds PMD-sized folios,
@@ -113,16 +144,16 @@ int main(int argc, char **argv)
 	pmd = rothp_file_pmd_mapped(second.pid, second.start);
 	ksft_print_msg("refault: FilePmdMapped %ld kB, expected %ld kB\n", pmd / 1024,
 		       eligible * (long)ROTHP_PMD_SIZE / 1024);
-	ksft_test_result(eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE,
-			 "refault: second process PMD-maps every eligible block at fault\n");
+	c = &cases[REFAULT];
+	rothp_report(c, 0, NULL, eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE);
 	if (ok != 1)
 		ksft_print_msg("refault: first run reply %d\n", ok);
-	textproc_check_sum_and_run(&second, "refault");
+	textproc_check_case(c, 1, &second);
 
-	check_untouched(prog);
+	check_untouched(&cases[UNTOUCHED], prog);
 
 	stop1 = textproc_stop(&first);
 	stop2 = textproc_stop(&second);
-	ksft_test_result(!stop1 && !stop2, "both textprog processes exit with status 0\n");
+	rothp_report(&cases[END], 0, NULL, !stop1 && !stop2);
 	ksft_finished();
 }

@@ -45,22 +45,37 @@ void textproc_sum_and_run(struct textproc *tp, const char *who, bool *sum_ok, bo
 } while (0)
 
 /*
- * The last three results of case c (util_core.h), whose table ends with
- * TEXTPROC_FINISH_RESULTS: the text in memory matches the file, every stub
- * returns its index, and textprog, stopped, exits with status 0.
+ * Results i and i + 1 of case c (util_core.h), which its table names with
+ * TEXTPROC_CHECK_RESULTS: the text in memory matches the file, and every
+ * stub returns its index.
+ */
+#define TEXTPROC_CHECK_RESULTS						\
+	"text in memory matches the file",				\
+	"every stub returns its index"
+
+#define textproc_check_case(c, i, tp) do {				\
+	const struct rothp_case *__cc = (c);				\
+	int __ci = (i);							\
+	bool __csum_ok, __crun_ok;					\
+									\
+	textproc_sum_and_run(tp, __cc->name, &__csum_ok, &__crun_ok);	\
+	rothp_report(__cc, __ci, NULL, __csum_ok);			\
+	rothp_report(__cc, __ci + 1, NULL, __crun_ok);			\
+} while (0)
+
+/*
+ * The last three results of case c, whose table ends with
+ * TEXTPROC_FINISH_RESULTS: textproc_check_case()'s two, then textprog,
+ * stopped, exits with status 0.
  */
 #define TEXTPROC_FINISH_RESULTS						\
-	"text in memory matches the file",				\
-	"every stub returns its index",					\
+	TEXTPROC_CHECK_RESULTS,						\
 	"textprog exits with status 0"
 
 #define textproc_finish_case(c, tp) do {				\
 	const struct rothp_case *__fc = (c);				\
-	bool __fsum_ok, __frun_ok;					\
 									\
-	textproc_sum_and_run(tp, __fc->name, &__fsum_ok, &__frun_ok);	\
-	rothp_report(__fc, __fc->nr - 3, NULL, __fsum_ok);		\
-	rothp_report(__fc, __fc->nr - 2, NULL, __frun_ok);		\
+	textproc_check_case(__fc, __fc->nr - 3, tp);			\
 	rothp_report(__fc, __fc->nr - 1, NULL, !textproc_stop(tp));	\
 } while (0)
 
