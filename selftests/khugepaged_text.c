@@ -9,6 +9,8 @@
  * collapse happens in khugepaged_scan_mm_slot() -> hpage_collapse_scan_file()
  * -> collapse_file(), which retracts the page tables so the next fault maps
  * the new folio with a PMD. So the test keeps running the text while it polls.
+ *
+ * The results are named in the table below: the plan is its size.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -43,15 +45,25 @@ static bool all_pmd_mapped(void *arg)
 	return st->want > 0 && st->pmd == st->want;
 }
 
+static const char *const khugepaged_results[] = {
+	"MADV_HUGEPAGE of the text returns 0",
+	"text has at least %d eligible 2 MiB blocks",
+	"every eligible block PMD-mapped within %d s",
+	TEXTPROC_FINISH_RESULTS,
+};
+
+static const struct rothp_case khugepaged = ROTHP_CASE("khugepaged", khugepaged_results);
+
 int main(int argc, char **argv)
 {
 	char prog[PATH_MAX], enabled[64];
 	struct poll_state st = { .run_ok = 1 };
 	struct textproc tp;
 	long eligible, ms;
+	bool ok;
 
 	rothp_test_init(argc, argv, prog, sizeof(prog));
-	ksft_set_plan(6);
+	ksft_set_plan(rothp_cases_plan(&khugepaged, 1));
 
 	if (rothp_thp_save())
 		ksft_exit_fail_msg("cannot save THP settings\n");
@@ -71,12 +83,12 @@ int main(int argc, char **argv)
 	if (rothp_prewarm(prog))
 		ksft_exit_fail_msg("cannot read %s\n", prog);
 
-	textproc_start_checked(&tp, prog, "hugepage", "khugepaged: MADV_HUGEPAGE of the text");
+	ok = textproc_start_action(&tp, prog, "hugepage", "khugepaged: MADV_HUGEPAGE of the text");
+	rothp_report(&khugepaged, 0, NULL, ok);
 
 	eligible = textproc_eligible(&tp);
 	ksft_print_msg("text %lx-%lx: %ld eligible 2 MiB blocks\n", tp.start, tp.end, eligible);
-	ksft_test_result(eligible >= MIN_BLOCKS,
-			 "khugepaged: text has at least %d eligible 2 MiB blocks\n", MIN_BLOCKS);
+	rothp_report(&khugepaged, 1, NULL, eligible >= MIN_BLOCKS, MIN_BLOCKS);
 
 	st.tp = &tp;
 	st.want = eligible > 0 ? eligible * (long)ROTHP_PMD_SIZE : 0;
@@ -88,13 +100,10 @@ int main(int argc, char **argv)
 		ksft_print_msg("khugepaged: FilePmdMapped %ld kB of %ld kB after %d polls%s\n",
 			       st.pmd / 1024, st.want / 1024, st.polls,
 			       st.run_ok ? "" : ", then a run failed");
-	ksft_test_result(ms >= 0 && st.run_ok && st.want > 0,
-			 "khugepaged: every eligible block PMD-mapped within %d s\n",
-			 TIMEOUT_MS / 1000);
+	rothp_report(&khugepaged, 2, NULL, ms >= 0 && st.run_ok && st.want > 0,
+		     TIMEOUT_MS / 1000);
 
-	textproc_check_sum_and_run(&tp, "khugepaged");
-
-	ksft_test_result(!textproc_stop(&tp), "khugepaged: textprog exits with status 0\n");
+	textproc_finish_case(&khugepaged, &tp);
 	rothp_thp_restore();
 	ksft_finished();
 }
