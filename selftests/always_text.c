@@ -24,6 +24,8 @@
  * 6.12, which has no prompt collapse (khugepaged reaches a short-lived
  * process, if at all, in its periodic scan), skips those, printing what it
  * measured.
+ *
+ * The results are named in the table below: the plan is its size.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -303,6 +305,18 @@ static bool alive_settled(void *arg)
 	return a->waiting;
 }
 
+static const char *const always_results[] = {
+	"cc1 has 2 MiB-congruent text with eligible 2 MiB blocks",
+	"reference run with THP never exits 0 with assembly",
+	"every cc1 run exits 0 with the reference assembly",
+	"%d%% of the blocks cc1 touched are huge within %d s of the first run",
+	"a new cc1 process maps its text with PMDs (FilePmdMapped > 0)",
+	"the new cc1 process exits 0 with the reference assembly",
+	"prompt collapse requests were queued, and all served, failed or dropped",
+};
+
+static const struct rothp_case always = ROTHP_CASE(NULL, always_results);
+
 int main(int argc, char **argv)
 {
 	struct rothp_prompt_stat before, after;
@@ -318,7 +332,7 @@ int main(int argc, char **argv)
 	bool blocks_ok, ref_ok, stat_ok, balanced = false;
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
-	ksft_set_plan(7);
+	ksft_set_plan(rothp_cases_plan(&always, 1));
 	if (snprintf(cc1, sizeof(cc1), "%s/gcc/cc1", dir) >= (int)sizeof(cc1) ||
 	    snprintf(libdir, sizeof(libdir), "%s/gcc/lib", dir) >= (int)sizeof(libdir))
 		ksft_exit_fail_msg("path too long: %s\n", dir);
@@ -338,7 +352,7 @@ int main(int argc, char **argv)
 		       elf.text_vaddr, elf.text_offset, elf.text_filesz, pb.nr,
 		       (unsigned long long)pb.first);
 	blocks_ok = rothp_elf_text_congruent(&elf) && pb.nr > 0 && pb.nr <= MAX_BLOCKS;
-	ksft_test_result(blocks_ok, "cc1 has 2 MiB-congruent text with eligible 2 MiB blocks\n");
+	rothp_report(&always, 0, NULL, blocks_ok);
 	if (!blocks_ok)
 		ksft_exit_fail_msg("nothing to measure in %s\n", cc1);
 	pb.fd = open(cc1, O_RDONLY);
@@ -364,7 +378,7 @@ int main(int argc, char **argv)
 	ksft_print_msg("reference (THP never): %.2f s, %zu bytes of assembly, hash %llx; %d blocks touched, %d huge\n",
 		       ref.secs, ref.len, (unsigned long long)ref.hash, pb.touched, pb.huge);
 	ref_ok = cc1_ok(&ref);
-	ksft_test_result(ref_ok, "reference run with THP never exits 0 with assembly\n");
+	rothp_report(&always, 1, NULL, ref_ok);
 	if (!ref_ok)
 		ksft_exit_fail_msg("cc1 does not run here: nothing to compare with\n");
 
@@ -409,10 +423,9 @@ int main(int argc, char **argv)
 		ksft_print_msg("%.1f s after the first run ended (it took %.1f s) only %d of %d touched blocks huge (want %d%%)\n",
 			       rothp_now() - t0 - first_end, first_end, pb.huge, pb.touched,
 			       HUGE_PERCENT);
-	ksft_test_result(!bad, "every cc1 run exits 0 with the reference assembly\n");
-	rothp_result(skip, met >= 0 && met - first_end <= BOUND_S,
-		     "%d%% of the blocks cc1 touched are huge within %d s of the first run",
-		     HUGE_PERCENT, BOUND_S);
+	rothp_report(&always, 2, NULL, !bad);
+	rothp_report(&always, 3, skip, met >= 0 && met - first_end <= BOUND_S, HUGE_PERCENT,
+		     BOUND_S);
 
 	/*
 	 * 4. A new cc1, kept waiting for its input: PMD-mapped text. Its smaps
@@ -427,10 +440,8 @@ int main(int argc, char **argv)
 		       al.waiting ? "waiting for its input" : "timed out waiting for it to read");
 	if (cc1_finish(&c, &r))
 		ksft_exit_fail_msg("cannot finish %s\n", cc1);
-	rothp_result(skip, al.pmd > 0,
-		     "a new cc1 process maps its text with PMDs (FilePmdMapped > 0)");
-	ksft_test_result(cc1_ok(&r) && r.hash == ref.hash && r.len == ref.len,
-			 "the new cc1 process exits 0 with the reference assembly\n");
+	rothp_report(&always, 4, skip, al.pmd > 0);
+	rothp_report(&always, 5, NULL, cc1_ok(&r) && r.hash == ref.hash && r.len == ref.len);
 
 	/* 5. Every request queued was served, failed or dropped. */
 	if (stat_ok) {
@@ -438,8 +449,7 @@ int main(int argc, char **argv)
 		balanced = !settle && after.queued > before.queued;
 	}
 	snprintf(why, sizeof(why), "%s", skip ? skip : "cannot read the prompt collapse counters");
-	rothp_result(skip || !stat_ok ? why : NULL, balanced,
-		     "prompt collapse requests were queued, and all served, failed or dropped");
+	rothp_report(&always, 6, skip || !stat_ok ? why : NULL, balanced);
 
 	close(pb.fd);
 	free(src);
