@@ -17,6 +17,8 @@
  *          mm_file_thp_split_on_write event each, naming the file's inode,
  *          and thp_file_drop_on_write does not move.
  * 6.12 has neither the counters nor the events: every check skips there.
+ *
+ * Each part's results are named in its table below: the plan is their sum.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -36,7 +38,6 @@
 #define OFF_NAME	"observe-off.copy"
 #define WAIT_MS		30000
 #define SETTLE_MS	10000
-#define NR_CHECKS	14
 
 static const char * const events[] = {
 	"mm_khugepaged_prompt_request",
@@ -173,9 +174,15 @@ static void print_delta(const char *who, const struct rothp_prompt_stat *a,
 		       b->failed - a->failed, b->dropped - a->dropped);
 }
 
-/* off and on: 6 checks. */
-/* on: 3 checks. */
-static void check_on(struct textproc *tp, const char *file_tag)
+/* on: textprog's start, then check_on()'s. */
+static const char *const on_results[] = {
+	"start returns 0",
+	"queued +1, served +1, failed and dropped +0",
+	"one queued and one served request event for the file, no other",
+	"one succeeded block event per block of the request, all PMD-mapped",
+};
+
+static void check_on(const struct rothp_case *c, struct textproc *tp, const char *file_tag)
 {
 	struct rothp_prompt_stat before, after;
 	struct rothp_huge_wait hw;
@@ -207,9 +214,9 @@ static void check_on(struct textproc *tp, const char *file_tag)
 	if (rothp_prompt_settle(&before, &after, SETTLE_MS, "on"))
 		ksft_print_msg("on: the counters did not settle\n");
 	print_delta("on", &before, &after);
-	ksft_test_result(after.queued - before.queued == 1 && after.served - before.served == 1 &&
-			 after.failed == before.failed && after.dropped == before.dropped,
-			 "on: queued +1, served +1, failed and dropped +0\n");
+	rothp_report(c, 1, NULL, after.queued - before.queued == 1 &&
+		     after.served - before.served == 1 && after.failed == before.failed &&
+		     after.dropped == before.dropped);
 
 	/* The request's size, from its "queued" event. */
 	buf = rothp_read_stream(TRACING "trace", &len);
@@ -236,18 +243,23 @@ static void check_on(struct textproc *tp, const char *file_tag)
 	ksft_print_msg("on: events: queued %ld (nr=%ld), served %ld, blocks %ld (%ld succeeded)\n",
 		       trace_count(events[0], file_tag, "event=queued"), queued_nr,
 		       trace_count(events[0], file_tag, "event=served"), nblk, nok);
-	ksft_test_result(trace_count(events[0], file_tag, "event=queued") == 1 &&
-			 trace_count(events[0], file_tag, "event=served") == 1 &&
-			 !trace_count(events[0], file_tag, "event=failed") &&
-			 !trace_count(events[0], file_tag, "event=dropped"),
-			 "on: one queued and one served request event for the file, no other\n");
-	ksft_test_result(queued_nr > 0 && nblk == queued_nr && nok == nblk &&
-			 hw.eligible > 0 && hw.blocks == hw.eligible,
-			 "on: one succeeded block event per block of the request, all PMD-mapped\n");
+	rothp_report(c, 2, NULL, trace_count(events[0], file_tag, "event=queued") == 1 &&
+		     trace_count(events[0], file_tag, "event=served") == 1 &&
+		     !trace_count(events[0], file_tag, "event=failed") &&
+		     !trace_count(events[0], file_tag, "event=dropped"));
+	rothp_report(c, 3, NULL, queued_nr > 0 && nblk == queued_nr && nok == nblk &&
+		     hw.eligible > 0 && hw.blocks == hw.eligible);
 }
 
-/* off: 3 checks, on text of small folios. */
-static void check_off(struct textproc *tp, const char *file_tag)
+/* off: textprog's start, then check_off()'s, on text of small folios. */
+static const char *const off_results[] = {
+	"start returns 0",
+	"MADV_HUGEPAGE of the text returns 0",
+	"no thp_prompt_collapse counter moves",
+	"no mm_khugepaged_prompt_request event for the file",
+};
+
+static void check_off(const struct rothp_case *c, struct textproc *tp, const char *file_tag)
 {
 	struct rothp_prompt_stat before, after;
 	long pending;
@@ -258,19 +270,31 @@ static void check_off(struct textproc *tp, const char *file_tag)
 	if (rothp_prompt_stat_read(&before))
 		ksft_exit_fail_msg("cannot read the prompt counters\n");
 	trace_clear();
-	ksft_test_result(textproc_hugepage(tp, "off", NULL) == 0,
-			 "off: MADV_HUGEPAGE of the text returns 0\n");
+	rothp_report(c, 1, NULL, textproc_hugepage(tp, "off", NULL) == 0);
 	usleep(1000 * 1000);
 	rothp_prompt_stat_read(&after);
 	print_delta("off", &before, &after);
-	ksft_test_result(stat_equal(&before, &after),
-			 "off: no thp_prompt_collapse counter moves\n");
-	ksft_test_result(!trace_count(events[0], file_tag, NULL),
-			 "off: no mm_khugepaged_prompt_request event for the file\n");
+	rothp_report(c, 2, NULL, stat_equal(&before, &after));
+	rothp_report(c, 3, NULL, !trace_count(events[0], file_tag, NULL));
 }
 
-/* split: 6 checks (one in main). */
-static void check_split(const char *path, int large_folios, long huge)
+static const char *const split_results[] = {
+	"opening O_RDONLY splits nothing, no event",
+	"opening O_RDWR splits nothing, no event",
+	"one event per counted split, each for the file",
+	"every huge folio of the file split by the write into it",
+	"no huge folio dropped, no drop event",
+};
+
+/* split's fourth result on a file system with large folios, in its place. */
+static const char *const large_results[] = {
+	"the file system has large folios: none split",
+};
+
+static const struct rothp_case large_case = ROTHP_CASE("split", large_results);
+
+static void check_split(const struct rothp_case *tc, const char *path, int large_folios,
+			long huge)
 {
 	long before, after, n, drop_before, drop_after;
 	char ino_tag[64], c;
@@ -290,15 +314,13 @@ static void check_split(const char *path, int large_folios, long huge)
 		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));
 	close(fd);
 	rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &after);
-	ksft_test_result(after == before && !trace_count(events[2], NULL, NULL),
-			 "split: opening O_RDONLY splits nothing, no event\n");
+	rothp_report(tc, 0, NULL, after == before && !trace_count(events[2], NULL, NULL));
 
 	fd = open(path, O_RDWR);
 	if (fd < 0)
 		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));
 	rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &after);
-	ksft_test_result(after == before && !trace_count(events[2], NULL, NULL),
-			 "split: opening O_RDWR splits nothing, no event\n");
+	rothp_report(tc, 1, NULL, after == before && !trace_count(events[2], NULL, NULL));
 	/* A write reaches each block: the byte it holds, written again. */
 	for (off = 0; off + (off_t)ROTHP_PMD_SIZE <= st.st_size; off += ROTHP_PMD_SIZE)
 		if (pread(fd, &c, 1, off) != 1 || pwrite(fd, &c, 1, off) != 1)
@@ -311,16 +333,28 @@ static void check_split(const char *path, int large_folios, long huge)
 	ksft_print_msg("split: %ld huge folios; writes: %s +%ld, %ld split events for %s (%ld in all)\n",
 		       huge, ROTHP_VM_SPLIT_ON_WRITE, after - before, n, ino_tag,
 		       trace_count(events[2], NULL, NULL));
-	ksft_test_result(after - before == n && n == trace_count(events[2], NULL, NULL),
-			 "split: one event per counted split, each for the file\n");
+	rothp_report(tc, 2, NULL, after - before == n && n == trace_count(events[2], NULL, NULL));
 	if (large_folios)
-		ksft_test_result(n == 0, "split: the file system has large folios: none split\n");
+		rothp_report(&large_case, 0, NULL, n == 0);
 	else
-		ksft_test_result(huge > 0 && n == huge,
-				 "split: every huge folio of the file split by the write into it\n");
-	ksft_test_result(drop_after == drop_before && !trace_count(events[2], NULL, "action=drop"),
-			 "split: no huge folio dropped, no drop event\n");
+		rothp_report(tc, 3, NULL, huge > 0 && n == huge);
+	rothp_report(tc, 4, NULL,
+		     drop_after == drop_before && !trace_count(events[2], NULL, "action=drop"));
 }
+
+static const char *const end_results[] = {
+	"both textprog processes exit with status 0",
+};
+
+/* The parts, in the order main() runs them. */
+enum part { ON, OFF, SPLIT, END };
+
+static const struct rothp_case cases[] = {
+	[ON] = ROTHP_CASE("on", on_results),
+	[OFF] = ROTHP_CASE("off", off_results),
+	[SPLIT] = ROTHP_CASE("split", split_results),
+	[END] = ROTHP_CASE(NULL, end_results),
+};
 
 int main(int argc, char **argv)
 {
@@ -328,15 +362,18 @@ int main(int argc, char **argv)
 	struct rothp_cache_block blk[64];
 	const char *dir, *why;
 	struct textproc tp;
+	int plan = rothp_cases_plan(cases, ARRAY_SIZE(cases));
 	long huge = 0, i, nr;
 	int large, fd, stop_on, stop_off;
 	struct stat st;
+	bool ok;
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
-	ksft_set_plan(NR_CHECKS);
+	ksft_set_plan(plan);
+	/* Nothing to run: as many results skipped, named by the reason. */
 	why = rothp_prompt_skip();
 	if (why) {
-		for (i = 0; i < NR_CHECKS; i++)
+		for (i = 0; i < plan; i++)
 			ksft_test_result_skip("%s\n", why);
 		ksft_finished();
 	}
@@ -345,7 +382,7 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("cannot read %s\n", ROTHP_PROMPT_KNOB);
 	why = events_on();
 	if (why) {
-		for (i = 0; i < NR_CHECKS; i++)
+		for (i = 0; i < plan; i++)
 			ksft_test_result_skip("%s\n", why);
 		ksft_finished();
 	}
@@ -362,13 +399,15 @@ int main(int argc, char **argv)
 	if (rothp_scratch_copy(prog, copy) || rothp_scratch_copy(prog, off_copy))
 		ksft_exit_fail_msg("cannot copy %s: %s\n", prog, strerror(errno));
 
-	textproc_start_checked(&tp, copy, "none", "on: start");
-	check_on(&tp, file_tag);
+	ok = textproc_start_action(&tp, copy, "none", "on: start");
+	rothp_report(&cases[ON], 0, NULL, ok);
+	check_on(&cases[ON], &tp, file_tag);
 	/* Not executed any more, so that it can be opened for write. */
 	stop_on = textproc_stop(&tp);
 
-	textproc_start_checked(&tp, off_copy, "none", "off: start");
-	check_off(&tp, off_tag);
+	ok = textproc_start_action(&tp, off_copy, "none", "off: start");
+	rothp_report(&cases[OFF], 0, NULL, ok);
+	check_off(&cases[OFF], &tp, off_tag);
 	stop_off = textproc_stop(&tp);
 
 	/* Huge folios of the copy in the page cache, for the split checks. */
@@ -384,9 +423,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < nr; i++)
 		huge += blk[i].huge;
 	ksft_print_msg("split: %ld of %ld blocks of the copy are huge folios\n", huge, nr);
-	check_split(copy, large, huge);
+	check_split(&cases[SPLIT], copy, large, huge);
 
-	ksft_test_result(!stop_on && !stop_off, "both textprog processes exit with status 0\n");
+	rothp_report(&cases[END], 0, NULL, !stop_on && !stop_off);
 	rothp_thp_restore();
 	ksft_finished();
 }
