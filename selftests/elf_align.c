@@ -27,6 +27,8 @@
  *
  * A kernel without the sysctl is taken for baseline 6.12: the checks of
  * what the series adds are skipped, saying so, and the rest still run.
+ *
+ * Each part's results are named in its table below: the plan is their sum.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -47,7 +49,6 @@
  * false failure 1 in 4000 or so; no run at all would be 1 in 40.
  */
 #define SKEW_MAX_CONGRUENT	1
-#define NR_PLAN		14
 
 enum { PIE, PIE_SMALL, PIE_SKEW, SPIE, EXEC, NR_PROGS };
 
@@ -219,73 +220,79 @@ static void sample(int id, struct rothp_placement *pl)
 	rothp_sample_placement(progs[id].path, &progs[id].elf, RUNS, pl);
 }
 
-/* pieprog as the system runs it: aligned by the series, still random. */
-static void test_default(struct rothp_placement *pl)
-{
-	sample(PIE, pl);
-	rothp_result(have_knob ? NULL : no_knob,
-		     all_ran(pl) && pl->congruent == RUNS && pl->eligible_min >= 1,
-		     "pieprog: text 2 MiB-congruent with an eligible block in all %d runs", RUNS);
-	rothp_result(aslr ? NULL : "ASLR is off (kernel.randomize_va_space is 0)",
-		     all_ran(pl) && pl->distinct >= MIN_DISTINCT,
-		     "pieprog: load address randomised, at least %d of %d runs distinct",
-		     MIN_DISTINCT, RUNS);
-}
-
-static const char * const collapse_cases[] = {
-	"MADV_COLLAPSE of the text returns 0",
-	"every eligible block is PMD-mapped",
-	"text in memory matches the file",	/* as textproc_check_sum_and_run() */
-	"every stub returns its index",		/* names them */
+static const char *const default_results[] = {
+	"text 2 MiB-congruent with an eligible block in all %d runs",
+	"load address randomised, at least %d of %d runs distinct",
 };
 
-/* Four results, all skipped with skip, or all failed if skip is NULL. */
-static void collapse_not_done(const char *who, const char *skip)
+/* pieprog as the system runs it: aligned by the series, still random. */
+static void test_default(const struct rothp_case *c, struct rothp_placement *pl)
 {
-	size_t i;
+	sample(PIE, pl);
+	rothp_report(c, 0, have_knob ? NULL : no_knob,
+		     all_ran(pl) && pl->congruent == RUNS && pl->eligible_min >= 1, RUNS);
+	rothp_report(c, 1, aslr ? NULL : "ASLR is off (kernel.randomize_va_space is 0)",
+		     all_ran(pl) && pl->distinct >= MIN_DISTINCT, MIN_DISTINCT, RUNS);
+}
 
-	for (i = 0; i < ARRAY_SIZE(collapse_cases); i++)
-		rothp_result(skip, false, "%s: %s", who, collapse_cases[i]);
+static const char *const collapse_results[] = {
+	"MADV_COLLAPSE of the text returns 0",
+	"every eligible block is PMD-mapped",
+	TEXTPROC_CHECK_RESULTS,
+};
+
+/* All of c's results, skipped with skip, or failed if skip is NULL. */
+static void collapse_not_done(const struct rothp_case *c, const char *skip)
+{
+	int i;
+
+	for (i = 0; i < c->nr; i++)
+		rothp_report(c, i, skip, false);
 }
 
 /* pieprog collapsing its own text: all its eligible blocks become PMDs. */
-static void test_collapse(void)
+static void test_collapse(const struct rothp_case *c)
 {
-	const char *who = "pieprog collapse";
+	const char *who = c->name;
 	struct textproc tp;
 	long eligible, pmd;
 
 	if (!have_knob) {
-		collapse_not_done(who, "kernel lacks /proc/sys/" KNOB
+		collapse_not_done(c, "kernel lacks /proc/sys/" KNOB
 				  " (baseline 6.12): text not congruent, nothing to collapse");
 		return;
 	}
 	if (textproc_start(&tp, progs[PIE].path, "collapse")) {
 		ksft_print_msg("cannot start %s collapse\n", progs[PIE].path);
-		collapse_not_done(who, NULL);
+		collapse_not_done(c, NULL);
 		return;
 	}
 	if (tp.action_rc)
 		ksft_print_msg("%s: MADV_COLLAPSE rc %d, %s\n", who, tp.action_rc,
 			       strerror(tp.action_errno));
-	ksft_test_result(!tp.action_rc, "%s: %s\n", who, collapse_cases[0]);
+	rothp_report(c, 0, NULL, !tp.action_rc);
 
 	eligible = textproc_eligible(&tp);
 	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
 	ksft_print_msg("%s: text %#lx-%#lx, %ld eligible blocks, FilePmdMapped %ld kB\n", who,
 		       tp.start, tp.end, eligible, pmd / 1024);
-	ksft_test_result(eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE, "%s: %s\n",
-			 who, collapse_cases[1]);
-	textproc_check_sum_and_run(&tp, who);
+	rothp_report(c, 1, NULL, eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE);
+	textproc_check_case(c, 2, &tp);
 	if (textproc_stop(&tp))
 		ksft_print_msg("%s: it did not exit cleanly\n", who);
 }
+
+/* pieprog as 6.12 loads it: with the sysctl at 0 or absent, and under never. */
+static const char *const as_612_results[] = {
+	"pieprog with %s 0 or absent: not 2 MiB-congruent in all %d runs",
+	"pieprog with THP enabled=never: not 2 MiB-congruent in all %d runs",
+};
 
 /*
  * pieprog with the sysctl at 0 loads as on 6.12. Without the sysctl, the
  * default placement (sampled by test_default()) is 6.12's.
  */
-static void test_knob_off(const struct rothp_placement *dflt)
+static void test_knob_off(const struct rothp_case *c, const struct rothp_placement *dflt)
 {
 	struct rothp_placement off = { 0 };
 	const struct rothp_placement *pl = dflt;
@@ -299,13 +306,11 @@ static void test_knob_off(const struct rothp_placement *dflt)
 	} else {
 		ksft_print_msg("%s: the default placement above is 6.12's\n", no_knob);
 	}
-	ksft_test_result(not_all_congruent(pl),
-			 "pieprog with %s 0 or absent: not 2 MiB-congruent in all %d runs\n",
-			 KNOB, RUNS);
+	rothp_report(c, 0, NULL, not_all_congruent(pl), KNOB, RUNS);
 }
 
 /* pieprog with THP enabled=never loads as on 6.12. */
-static void test_thp_never(void)
+static void test_thp_never(const struct rothp_case *c)
 {
 	struct rothp_placement pl = { 0 };
 	char mode[64];
@@ -317,56 +322,79 @@ static void test_thp_never(void)
 		if (rothp_thp_set_str("enabled", mode))
 			ksft_exit_fail_msg("cannot set THP enabled back to %s\n", mode);
 	}
-	ksft_test_result(not_all_congruent(&pl),
-			 "pieprog with THP enabled=never: not 2 MiB-congruent in all %d runs\n",
-			 RUNS);
+	rothp_report(c, 1, NULL, not_all_congruent(&pl), RUNS);
 }
 
+static const char *const small_results[] = {
+	"not 2 MiB-congruent in all %d runs",
+};
+
 /* A PIE with no whole 2 MiB block of text loads as on 6.12. */
-static void test_small(void)
+static void test_small(const struct rothp_case *c)
 {
 	struct rothp_placement pl;
 
 	sample(PIE_SMALL, &pl);
-	ksft_test_result(not_all_congruent(&pl),
-			 "pieprog_small: not 2 MiB-congruent in all %d runs\n", RUNS);
+	rothp_report(c, 0, NULL, not_all_congruent(&pl), RUNS);
 }
 
+static const char *const skew_results[] = {
+	"load bias not 2 MiB-aligned in all %d runs",
+	"eligible 2 MiB blocks in at most %d of %d runs",
+	"every stub returns its index in all %d runs",
+};
+
 /* A PIE whose text is not congruent in the file loads as on 6.12. */
-static void test_skew(void)
+static void test_skew(const struct rothp_case *c)
 {
 	struct rothp_placement pl;
 
 	sample(PIE_SKEW, &pl);
-	ksft_test_result(pl.runs == RUNS && pl.bias_aligned < RUNS,
-			 "pieprog_skew: load bias not 2 MiB-aligned in all %d runs\n", RUNS);
-	ksft_test_result(pl.runs == RUNS && pl.with_blocks <= SKEW_MAX_CONGRUENT,
-			 "pieprog_skew: eligible 2 MiB blocks in at most %d of %d runs\n",
-			 SKEW_MAX_CONGRUENT, RUNS);
-	ksft_test_result(all_ran(&pl),
-			 "pieprog_skew: every stub returns its index in all %d runs\n", RUNS);
+	rothp_report(c, 0, NULL, pl.runs == RUNS && pl.bias_aligned < RUNS, RUNS);
+	rothp_report(c, 1, NULL, pl.runs == RUNS && pl.with_blocks <= SKEW_MAX_CONGRUENT,
+		     SKEW_MAX_CONGRUENT, RUNS);
+	rothp_report(c, 2, NULL, all_ran(&pl), RUNS);
 }
 
+static const char *const spie_results[] = {
+	"text 2 MiB-congruent in all %d runs",
+};
+
 /* A static PIE is placed by get_unmapped_area(), 2 MiB-congruent. */
-static void test_static_pie(void)
+static void test_static_pie(const struct rothp_case *c)
 {
 	struct rothp_placement pl;
 
 	sample(SPIE, &pl);
-	ksft_test_result(all_ran(&pl) && pl.congruent == RUNS,
-			 "textprog_spie: text 2 MiB-congruent in all %d runs\n", RUNS);
+	rothp_report(c, 0, NULL, all_ran(&pl) && pl.congruent == RUNS, RUNS);
 }
 
+static const char *const exec_results[] = {
+	"text at its p_vaddr %#lx in all %d runs",
+};
+
 /* An ET_EXEC is where it was linked. */
-static void test_exec(void)
+static void test_exec(const struct rothp_case *c)
 {
 	struct rothp_placement pl;
 
 	sample(EXEC, &pl);
-	ksft_test_result(all_ran(&pl) && pl.at_vaddr == RUNS,
-			 "textprog: text at its p_vaddr %#lx in all %d runs\n",
-			 ROTHP_ALIGN_DOWN(progs[EXEC].elf.text_vaddr, ROTHP_PAGE_SIZE), RUNS);
+	rothp_report(c, 0, NULL, all_ran(&pl) && pl.at_vaddr == RUNS,
+		     ROTHP_ALIGN_DOWN(progs[EXEC].elf.text_vaddr, ROTHP_PAGE_SIZE), RUNS);
 }
+
+/* The parts, in the order main() runs them. */
+enum part { DEFAULT, COLLAPSE, AS_612, SMALL, SKEW, STATIC_PIE, EXEC_PART };
+
+static const struct rothp_case cases[] = {
+	[DEFAULT] = ROTHP_CASE("pieprog", default_results),
+	[COLLAPSE] = ROTHP_CASE("pieprog collapse", collapse_results),
+	[AS_612] = ROTHP_CASE(NULL, as_612_results),
+	[SMALL] = ROTHP_CASE("pieprog_small", small_results),
+	[SKEW] = ROTHP_CASE("pieprog_skew", skew_results),
+	[STATIC_PIE] = ROTHP_CASE("textprog_spie", spie_results),
+	[EXEC_PART] = ROTHP_CASE("textprog", exec_results),
+};
 
 /* Turn the series' alignment on if the kernel has it; say if it has not. */
 static void knob_init(void)
@@ -407,20 +435,20 @@ int main(int argc, char **argv)
 	int i;
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
-	ksft_set_plan(NR_PLAN);
+	ksft_set_plan(rothp_cases_plan(cases, ARRAY_SIZE(cases)));
 	for (i = 0; i < NR_PROGS; i++)
 		prog_init(&progs[i], dir);
 	aslr = rothp_sysctl_read("kernel/randomize_va_space", &val) || val;
 	knob_init();
 	thp_init();
 
-	test_default(&dflt);
-	test_collapse();
-	test_knob_off(&dflt);
-	test_thp_never();
-	test_small();
-	test_skew();
-	test_static_pie();
-	test_exec();
+	test_default(&cases[DEFAULT], &dflt);
+	test_collapse(&cases[COLLAPSE]);
+	test_knob_off(&cases[AS_612], &dflt);
+	test_thp_never(&cases[AS_612]);
+	test_small(&cases[SMALL]);
+	test_skew(&cases[SKEW]);
+	test_static_pie(&cases[STATIC_PIE]);
+	test_exec(&cases[EXEC_PART]);
 	ksft_finished();
 }
