@@ -41,7 +41,8 @@
  * files from the disk; every worker exited with status 0; and file THPs
  * were made during the run (a MADV_COLLAPSE that succeeded in any worker,
  * or a PMD mapping seen after MADV_HUGEPAGE). Kernel splats are the
- * harness's to find.
+ * harness's to find. The plan is the size of op_name plus that of
+ * end_results.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -102,10 +103,22 @@ enum op {
 	OP_FORK, OP_EXEC, OP_UPROBE, OP_DROP, OP_HOG, OP_RECLAIM, NR_OPS
 };
 
-static const char * const op_name[NR_OPS] = {
+/* One result each, "op <name> ran ...", or "op <name>: <why>" skipped. */
+static const char * const op_name[] = {
 	"read", "khugepaged", "collapse", "write", "punch", "truncate", "mmap",
 	"fork", "exec", "uprobe", "drop", "hog", "reclaim",
 };
+
+_Static_assert(ARRAY_SIZE(op_name) == NR_OPS, "an operation without a name");
+
+/* The results after the operations'. */
+static const char *const end_results[] = {
+	"no mismatches",
+	"every worker ran to the end and exited with status 0",
+	"file THPs were made during the run",
+};
+
+static const struct rothp_case end_case = ROTHP_CASE(NULL, end_results);
 
 /* Workers per operation. */
 static const int op_workers[NR_OPS] = {
@@ -1397,7 +1410,7 @@ int main(int argc, char **argv)
 	seconds = argc > 2 ? strtol(argv[2], NULL, 10) : DEFAULT_SECONDS;
 	if (seconds <= 0)
 		ksft_exit_fail_msg("seconds must be positive, not '%s'\n", argv[2]);
-	ksft_set_plan(NR_OPS + 3);
+	ksft_set_plan(ARRAY_SIZE(op_name) + rothp_cases_plan(&end_case, 1));
 
 	make_models();
 	shsize = ROTHP_ALIGN_UP(sizeof(*sh) + nblk * sizeof(sh->blk[0]), PAGE);
@@ -1458,8 +1471,8 @@ int main(int argc, char **argv)
 				 st->errors);
 	}
 	ksft_print_msg("mismatches: %ld, %ld of them in the final check\n", sh->mismatches, final);
-	ksft_test_result(!sh->mismatches, "no mismatches\n");
-	ksft_test_result(!crashed, "every worker ran to the end and exited with status 0\n");
+	rothp_report(&end_case, 0, NULL, !sh->mismatches);
+	rothp_report(&end_case, 1, NULL, !crashed);
 	/* Every hit of these operations is a collapse, or a PMD mapping seen. */
 	made = sh->op[OP_COLLAPSE].hits + sh->op[OP_KHUGEPAGED].hits + sh->op[OP_TRUNCATE].hits +
 	       sh->op[OP_MMAP].hits + sh->op[OP_FORK].hits + sh->op[OP_RECLAIM].hits;
@@ -1467,6 +1480,6 @@ int main(int argc, char **argv)
 		       made - sh->op[OP_KHUGEPAGED].hits, sh->op[OP_COLLAPSE].hits,
 		       sh->op[OP_TRUNCATE].hits, sh->op[OP_MMAP].hits, sh->op[OP_FORK].hits,
 		       sh->op[OP_RECLAIM].hits, sh->op[OP_KHUGEPAGED].hits);
-	ksft_test_result(made > 0, "file THPs were made during the run\n");
+	rothp_report(&end_case, 2, NULL, made > 0);
 	ksft_finished();
 }
