@@ -34,16 +34,6 @@ long textproc_eligible(struct textproc *tp);
 bool textproc_sum_matches(struct textproc *tp, const char *who);
 void textproc_sum_and_run(struct textproc *tp, const char *who, bool *sum_ok, bool *run_ok);
 
-/* Two results: the text in memory matches the file; every stub runs. */
-#define textproc_check_sum_and_run(tp, who) do {			\
-	const char *__who = (who);					\
-	bool __sum_ok, __run_ok;					\
-									\
-	textproc_sum_and_run(tp, __who, &__sum_ok, &__run_ok);		\
-	ksft_test_result(__sum_ok, "%s: text in memory matches the file\n", __who); \
-	ksft_test_result(__run_ok, "%s: every stub returns its index\n", __who); \
-} while (0)
-
 /*
  * Results i and i + 1 of case c (util_core.h), which its table names with
  * TEXTPROC_CHECK_RESULTS: the text in memory matches the file, and every
@@ -81,8 +71,8 @@ void textproc_sum_and_run(struct textproc *tp, const char *who, bool *sum_ok, bo
 
 /*
  * Start textprog at path with its initial action, or exit failing: true
- * when the action's madvise() returned 0, else false, saying so as what.
- * For a test that names the result in its case tables.
+ * when the action's madvise() returned 0, else false, saying so as what,
+ * for the test to report as a result of its case tables.
  */
 #define textproc_start_action(tp, path, action, what) ({		\
 	const char *__what = (what);					\
@@ -94,16 +84,5 @@ void textproc_sum_and_run(struct textproc *tp, const char *who, bool *sum_ok, bo
 			       strerror((tp)->action_errno));		\
 	(tp)->action_rc == 0;						\
 })
-
-/*
- * textproc_start_action() and one result: "<what> returns 0", the
- * action's madvise() return value.
- */
-#define textproc_start_checked(tp, path, action, what) do {		\
-	const char *__swhat = (what);					\
-									\
-	ksft_test_result(textproc_start_action(tp, path, action, __swhat), \
-			 "%s returns 0\n", __swhat);			\
-} while (0)
 
 #endif /* __ROTHP_TEXTPROC_H */
