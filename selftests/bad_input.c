@@ -34,6 +34,10 @@
  * skipped on a kernel without it, saying so. The one case whose result the
  * series changes (a range with no page table) expects 6.12's result where
  * the prompt_collapse knob is missing, the series' where it is there.
+ *
+ * Each test function's results are named in its table below, the knob
+ * writes in theirs: the plan is their sum. A result's name is its table
+ * entry followed by what it expects ("fails with EINVAL, state intact").
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -63,7 +67,6 @@
 #define MADV_PAGEOUT		21
 #endif
 
-#define NR_CASES		62
 #define PMD			ROTHP_PMD_SIZE
 #define PUD_SIZE		(1UL << 30)
 #define NOBODY			65534
@@ -113,10 +116,11 @@ static bool main_intact(void)
 }
 
 /*
- * One case: the call returned rc with errno err; want_err 0 means it must
+ * One result: the call returned rc with errno err; want_err 0 means it must
  * return want_rc. intact says whether the state checks after it passed.
  */
-static void report(const char *name, long rc, int err, long want_rc, int want_err, bool intact)
+static void report_name(const char *name, long rc, int err, long want_rc, int want_err,
+			bool intact)
 {
 	bool ok = want_err ? rc == -1 && err == want_err : rc == want_rc && !err;
 
@@ -127,6 +131,17 @@ static void report(const char *name, long rc, int err, long want_rc, int want_er
 				 errname(want_err));
 	else
 		ksft_test_result(ok && intact, "%s: returns %ld, state intact\n", name, want_rc);
+}
+
+/* Result i of case c, as report_name(). */
+static void report(const struct rothp_case *c, int i, long rc, int err, long want_rc,
+		   int want_err, bool intact)
+{
+	char name[ROTHP_RESULT_MAX];
+
+	if (!rothp_case_result(name, sizeof(name), c, i))
+		ksft_exit_fail_msg("result %d: not in its table of %d, or too long\n", i, c->nr);
+	report_name(name, rc, err, want_rc, want_err, intact);
 }
 
 /* A field of the smaps entry of the VMA of pid holding addr, e.g. "VmFlags:". */
@@ -220,43 +235,63 @@ static char *map_file(int fd, size_t len, int prot)
 	return p;
 }
 
+static const char *const args_results[] = {
+	"MADV_HUGEPAGE, start not page-aligned",
+	"MADV_COLLAPSE, start not page-aligned",
+	"MADV_HUGEPAGE, start + length wraps around",
+	"MADV_COLLAPSE, start + length wraps around",
+	"MADV_HUGEPAGE, length SIZE_MAX",
+	"MADV_COLLAPSE, length SIZE_MAX",
+	"madvise, unknown advice 12345",
+	"MADV_COLLAPSE, zero length",
+	"MADV_HUGEPAGE, zero length",
+};
+
 /* Argument checks of madvise() itself, on the main mapping. */
-static void test_args(void)
+static void test_args(const struct rothp_case *c)
 {
 	unsigned long m = (unsigned long)main_map;
 	int rc, err;
 
 	rc = madv(main_map + 1, PMD, MADV_HUGEPAGE, &err);
-	report("MADV_HUGEPAGE, start not page-aligned", rc, err, 0, EINVAL, main_intact());
+	report(c, 0, rc, err, 0, EINVAL, main_intact());
 	rc = madv(main_map + 1, PMD, MADV_COLLAPSE, &err);
-	report("MADV_COLLAPSE, start not page-aligned", rc, err, 0, EINVAL, main_intact());
+	report(c, 1, rc, err, 0, EINVAL, main_intact());
 
 	/* start + len ends at 2 MiB past 0: end < start. */
 	rc = madv(main_map, 0UL - m + PMD, MADV_HUGEPAGE, &err);
-	report("MADV_HUGEPAGE, start + length wraps around", rc, err, 0, EINVAL, main_intact());
+	report(c, 2, rc, err, 0, EINVAL, main_intact());
 	rc = madv(main_map, 0UL - m + PMD, MADV_COLLAPSE, &err);
-	report("MADV_COLLAPSE, start + length wraps around", rc, err, 0, EINVAL, main_intact());
+	report(c, 3, rc, err, 0, EINVAL, main_intact());
 
 	/* PAGE_ALIGN(SIZE_MAX) is 0: "len_in && !len". */
 	rc = madv(main_map, SIZE_MAX, MADV_HUGEPAGE, &err);
-	report("MADV_HUGEPAGE, length SIZE_MAX", rc, err, 0, EINVAL, main_intact());
+	report(c, 4, rc, err, 0, EINVAL, main_intact());
 	rc = madv(main_map, SIZE_MAX, MADV_COLLAPSE, &err);
-	report("MADV_COLLAPSE, length SIZE_MAX", rc, err, 0, EINVAL, main_intact());
+	report(c, 5, rc, err, 0, EINVAL, main_intact());
 
 	rc = madv(main_map, file_len, 12345, &err);
-	report("madvise, unknown advice 12345", rc, err, 0, EINVAL, main_intact());
+	report(c, 6, rc, err, 0, EINVAL, main_intact());
 
 	/* Zero length: 0 and nothing done; the copy has no page cached yet. */
 	rc = madv(main_map, 0, MADV_COLLAPSE, &err);
-	report("MADV_COLLAPSE, zero length", rc, err, 0, 0,
-	       main_intact() && rothp_file_pmd_mapped(getpid(), m) == 0);
+	report(c, 7, rc, err, 0, 0, main_intact() && rothp_file_pmd_mapped(getpid(), m) == 0);
 	rc = madv(main_map, 0, MADV_HUGEPAGE, &err);
-	report("MADV_HUGEPAGE, zero length", rc, err, 0, 0,
-	       main_intact() && vma_flag(main_map, "hg") == 0);
+	report(c, 8, rc, err, 0, 0, main_intact() && vma_flag(main_map, "hg") == 0);
 }
 
+static const char *const unmapped_results[] = {
+	"MADV_COLLAPSE, kernel address",
+	"MADV_HUGEPAGE, 64 TiB above user space",
+	"MADV_COLLAPSE, unmapped range",
+	"MADV_HUGEPAGE, unmapped range",
+	"MADV_COLLAPSE, hole then 2 mapped blocks: those collapsed",
+	"MADV_HUGEPAGE, last mapped block then a hole: that block advised",
+	"MADV_COLLAPSE, a page of the stack",
+};
+
 /* Ranges that are not (wholly) mapped. */
-static void test_unmapped(int fd)
+static void test_unmapped(const struct rothp_case *c, int fd)
 {
 	char *hole, *p, stackvar = 0;
 	long pmd, before;
@@ -264,17 +299,17 @@ static void test_unmapped(int fd)
 
 	/* No VMA at all: a kernel address, and a huge range above user space. */
 	rc = madv((void *)0xffffffff80000000UL, PMD, MADV_COLLAPSE, &err);
-	report("MADV_COLLAPSE, kernel address", rc, err, 0, ENOMEM, main_intact());
+	report(c, 0, rc, err, 0, ENOMEM, main_intact());
 	rc = madv((void *)(1UL << 47), 1UL << 46, MADV_HUGEPAGE, &err);
-	report("MADV_HUGEPAGE, 64 TiB above user space", rc, err, 0, ENOMEM, main_intact());
+	report(c, 1, rc, err, 0, ENOMEM, main_intact());
 
 	hole = mmap(NULL, 2 * PMD, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (hole == MAP_FAILED || munmap(hole, 2 * PMD))
 		ksft_exit_fail_msg("mmap/munmap: %s\n", strerror(errno));
 	rc = madv(hole, 2 * PMD, MADV_COLLAPSE, &err);
-	report("MADV_COLLAPSE, unmapped range", rc, err, 0, ENOMEM, main_intact());
+	report(c, 2, rc, err, 0, ENOMEM, main_intact());
 	rc = madv(hole, 2 * PMD, MADV_HUGEPAGE, &err);
-	report("MADV_HUGEPAGE, unmapped range", rc, err, 0, ENOMEM, main_intact());
+	report(c, 3, rc, err, 0, ENOMEM, main_intact());
 
 	/*
 	 * Partly mapped: a hole, then the first two blocks of a mapping. The
@@ -288,21 +323,31 @@ static void test_unmapped(int fd)
 	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	ksft_print_msg("partly mapped: FilePmdMapped %ld kB before, %ld kB after\n",
 		       before / 1024, pmd / 1024);
-	report("MADV_COLLAPSE, hole then 2 mapped blocks: those collapsed", rc, err, 0, ENOMEM,
+	report(c, 4, rc, err, 0, ENOMEM,
 	       before >= 0 && pmd - before == (long)(2 * PMD) && !memcmp(p, file_buf, file_len));
 
 	/* The last block, then a hole: only the last block gets VM_HUGEPAGE. */
 	rc = madv(p + file_len - PMD, 2 * PMD, MADV_HUGEPAGE, &err);
-	report("MADV_HUGEPAGE, last mapped block then a hole: that block advised", rc, err, 0,
-	       ENOMEM, vma_flag(p + file_len - PMD, "hg") == 1 && vma_flag(p, "hg") == 0 &&
-	       !memcmp(p, file_buf, file_len));
+	report(c, 5, rc, err, 0, ENOMEM, vma_flag(p + file_len - PMD, "hg") == 1 &&
+	       vma_flag(p, "hg") == 0 && !memcmp(p, file_buf, file_len));
 	munmap(p, file_len);
 
 	/* The stack VMA cannot hold an aligned 2 MiB block. */
 	rc = madv((void *)ROTHP_ALIGN_DOWN((unsigned long)&stackvar, ROTHP_PAGE_SIZE),
 		  ROTHP_PAGE_SIZE, MADV_COLLAPSE, &err);
-	report("MADV_COLLAPSE, a page of the stack", rc, err, 0, EINVAL, main_intact());
+	report(c, 6, rc, err, 0, EINVAL, main_intact());
 }
+
+static const char *const no_page_table_results[] = {
+	"MADV_COLLAPSE, never-read block alone in its 1 GiB: PMD-mapped at once",
+};
+
+/* Its result on a kernel without the series, in its place. */
+static const char *const no_page_table_base_results[] = {
+	"MADV_COLLAPSE, never-read block alone in its 1 GiB (6.12: SCAN_PMD_NULL)",
+};
+
+static const struct rothp_case no_page_table_base = ROTHP_CASE(NULL, no_page_table_base_results);
 
 /*
  * A never-read mapping alone in its own 1 GiB: no page table exists above
@@ -312,7 +357,7 @@ static void test_unmapped(int fd)
  * series ("MADV_COLLAPSE maps file THPs where no page table exists yet")
  * allocates the missing levels instead: 0, and PMD-mapped at once.
  */
-static void test_no_page_table(int fd)
+static void test_no_page_table(const struct rothp_case *c, int fd)
 {
 	bool series = !rothp_prompt_skip();
 	struct rothp_cache_block blk;
@@ -338,18 +383,26 @@ static void test_no_page_table(int fd)
 	ksft_print_msg("no page table: page cache block huge %d; FilePmdMapped %ld kB, %ld kB after reading\n",
 		       blk.huge, pmd_now / 1024, pmd_read / 1024);
 	if (series)
-		report("MADV_COLLAPSE, never-read block alone in its 1 GiB: PMD-mapped at once",
-		       rc, err, 0, 0, blk.huge && pmd_now == (long)PMD &&
+		report(c, 0, rc, err, 0, 0, blk.huge && pmd_now == (long)PMD &&
 		       !memcmp(p, file_buf + 4 * PMD, PMD));
 	else
-		report("MADV_COLLAPSE, never-read block alone in its 1 GiB (6.12: SCAN_PMD_NULL)",
-		       rc, err, 0, EINVAL, blk.huge && pmd_now == 0 && pmd_read == (long)PMD &&
+		report(&no_page_table_base, 0, rc, err, 0, EINVAL,
+		       blk.huge && pmd_now == 0 && pmd_read == (long)PMD &&
 		       !memcmp(p, file_buf + 4 * PMD, PMD));
 	munmap(res, span);
 }
 
+static const char *const mappings_results[] = {
+	"MADV_HUGEPAGE, PROT_NONE mapping",
+	"MADV_COLLAPSE, PROT_NONE mapping: PMD-mapped",
+	"MADV_COLLAPSE, MAP_SHARED PROT_READ mapping: PMD-mapped",
+	"MADV_COLLAPSE, MAP_SHARED writable mapping",
+	"MADV_HUGEPAGE, file open for write elsewhere",
+	"MADV_COLLAPSE, file open for write elsewhere",
+};
+
 /* Mappings with odd protections or sharing. */
-static void test_mappings(const char *path, int fd)
+static void test_mappings(const struct rothp_case *c, const char *path, int fd)
 {
 	char *p;
 	long pmd;
@@ -365,14 +418,13 @@ static void test_mappings(const char *path, int fd)
 	if (mprotect(p, file_len, PROT_NONE))
 		ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
 	rc = madv(p, file_len, MADV_HUGEPAGE, &err);
-	report("MADV_HUGEPAGE, PROT_NONE mapping", rc, err, 0, 0, vma_flag(p, "hg") == 1);
+	report(c, 0, rc, err, 0, 0, vma_flag(p, "hg") == 1);
 	rc = madv(p, file_len, MADV_COLLAPSE, &err);
 	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	ksft_print_msg("PROT_NONE: FilePmdMapped %ld kB of %zu kB\n", pmd / 1024, file_len >> 10);
 	if (mprotect(p, file_len, PROT_READ))
 		ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
-	report("MADV_COLLAPSE, PROT_NONE mapping: PMD-mapped", rc, err, 0, 0,
-	       pmd == (long)file_len && !memcmp(p, file_buf, file_len));
+	report(c, 1, rc, err, 0, 0, pmd == (long)file_len && !memcmp(p, file_buf, file_len));
 	munmap(p, file_len);
 
 	/* MAP_SHARED, read-only fd: file_thp_enabled() only asks about the inode. */
@@ -384,8 +436,7 @@ static void test_mappings(const char *path, int fd)
 	rothp_touch(p, file_len, ROTHP_PAGE_SIZE);
 	rc = madv(p, file_len, MADV_COLLAPSE, &err);
 	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
-	report("MADV_COLLAPSE, MAP_SHARED PROT_READ mapping: PMD-mapped", rc, err, 0, 0,
-	       pmd == (long)file_len && !memcmp(p, file_buf, file_len));
+	report(c, 2, rc, err, 0, 0, pmd == (long)file_len && !memcmp(p, file_buf, file_len));
 	munmap(p, file_len);
 
 	/* MAP_SHARED writable: the file is open for write. */
@@ -399,25 +450,26 @@ static void test_mappings(const char *path, int fd)
 		ksft_exit_fail_msg("mmap shared writable: %s\n", strerror(errno));
 	rothp_touch(p, file_len, ROTHP_PAGE_SIZE);
 	rc = madv(p, file_len, MADV_COLLAPSE, &err);
-	report("MADV_COLLAPSE, MAP_SHARED writable mapping", rc, err, 0, EINVAL,
-	       !memcmp(p, file_buf, file_len));
+	report(c, 3, rc, err, 0, EINVAL, !memcmp(p, file_buf, file_len));
 	munmap(p, file_len);
 
 	/* A private r-x mapping while another fd holds the file open for write. */
 	p = map_file(fd, file_len, PROT_READ | PROT_EXEC);
 	rothp_touch(p, file_len, ROTHP_PAGE_SIZE);
 	rc = madv(p, file_len, MADV_HUGEPAGE, &err);
-	report("MADV_HUGEPAGE, file open for write elsewhere", rc, err, 0, 0,
-	       vma_flag(p, "hg") == 1 && !memcmp(p, file_buf, file_len));
+	report(c, 4, rc, err, 0, 0, vma_flag(p, "hg") == 1 && !memcmp(p, file_buf, file_len));
 	rc = madv(p, file_len, MADV_COLLAPSE, &err);
-	report("MADV_COLLAPSE, file open for write elsewhere", rc, err, 0, EINVAL,
-	       !memcmp(p, file_buf, file_len));
+	report(c, 5, rc, err, 0, EINVAL, !memcmp(p, file_buf, file_len));
 	munmap(p, file_len);
 	close(wfd);
 }
 
+static const char *const deleted_results[] = {
+	"MADV_COLLAPSE, mapped file unlinked: PMD-mapped",
+};
+
 /* A copy that is unlinked while mapped: still a regular file, not open for write. */
-static void test_deleted(const char *dir, const char *src)
+static void test_deleted(const struct rothp_case *c, const char *dir, const char *src)
 {
 	char path[PATH_MAX], *p;
 	long pmd;
@@ -435,16 +487,25 @@ static void test_deleted(const char *dir, const char *src)
 	rothp_touch(p, file_len, ROTHP_PAGE_SIZE);
 	rc = madv(p, file_len, MADV_COLLAPSE, &err);
 	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
-	report("MADV_COLLAPSE, mapped file unlinked: PMD-mapped", rc, err, 0, 0,
-	       pmd == (long)file_len && !memcmp(p, file_buf, file_len));
+	report(c, 0, rc, err, 0, 0, pmd == (long)file_len && !memcmp(p, file_buf, file_len));
 	munmap(p, file_len);
 }
 
+static const char *const special_results[] = {
+	"MADV_COLLAPSE, memfd (shmem): PMD-mapped",
+	"MADV_COLLAPSE, memfd_secret",
+	"mmap of /proc/self/status",
+	"mmap of /proc/meminfo",
+	"mmap of a sysfs attribute (THP enabled)",
+	"MADV_COLLAPSE, /dev/zero private, never written",
+	"MADV_COLLAPSE, /dev/zero private, written: anonymous THPs",
+};
+
 /* Files that are not on a disk file system. */
-static void test_special_files(void)
+static void test_special_files(const struct rothp_case *c)
 {
 	unsigned char pattern[ROTHP_PAGE_SIZE];
-	char *p, buf[64];
+	char *p, buf[64], why[128];
 	size_t off;
 	long pmd;
 	int fd, rc, err, i;
@@ -475,28 +536,27 @@ static void test_special_files(void)
 		same &= !memcmp(p + off, pattern, sizeof(pattern));
 	}
 	ksft_print_msg("memfd: ShmemPmdMapped %ld kB\n", pmd / 1024);
-	report("MADV_COLLAPSE, memfd (shmem): PMD-mapped", rc, err, 0, 0,
-	       pmd == (long)MEMFD_LEN && same);
+	report(c, 0, rc, err, 0, 0, pmd == (long)MEMFD_LEN && same);
 	munmap(p, MEMFD_LEN);
 	close(fd);
 
 	/* memfd_secret(): its mapping is never a THP (file_thp_enabled()). */
 	fd = syscall(__NR_memfd_secret, 0);
 	if (fd < 0) {
-		ksft_test_result_skip("MADV_COLLAPSE, memfd_secret: memfd_secret: %s%s\n",
-				      strerror(errno),
-				      errno == ENOSYS ? " (CONFIG_SECRETMEM is off)" : "");
+		snprintf(why, sizeof(why), "memfd_secret: %s%s", strerror(errno),
+			 errno == ENOSYS ? " (CONFIG_SECRETMEM is off)" : "");
+		rothp_report(c, 1, why, false);
 	} else {
 		if (ftruncate(fd, PMD))
 			ksft_exit_fail_msg("ftruncate secretmem: %s\n", strerror(errno));
 		p = mmap(NULL, PMD, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (p == MAP_FAILED) {
-			ksft_test_result_skip("MADV_COLLAPSE, memfd_secret: mmap: %s\n",
-					      strerror(errno));
+			snprintf(why, sizeof(why), "mmap: %s", strerror(errno));
+			rothp_report(c, 1, why, false);
 		} else {
 			p[0] = 1;
 			rc = madv(p, PMD, MADV_COLLAPSE, &err);
-			report("MADV_COLLAPSE, memfd_secret", rc, err, 0, EINVAL, p[0] == 1);
+			report(c, 1, rc, err, 0, EINVAL, p[0] == 1);
 			munmap(p, PMD);
 		}
 		close(fd);
@@ -506,7 +566,7 @@ static void test_special_files(void)
 	fd = open("/proc/self/status", O_RDONLY);
 	p = mmap(NULL, ROTHP_PAGE_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
 	err = p == MAP_FAILED ? errno : 0;
-	report("mmap of /proc/self/status", p == MAP_FAILED ? -1 : 0, err, 0, ENODEV,
+	report(c, 2, p == MAP_FAILED ? -1 : 0, err, 0, ENODEV,
 	       fd >= 0 && read(fd, buf, sizeof(buf)) > 0 && main_intact());
 	if (p != MAP_FAILED)
 		munmap(p, ROTHP_PAGE_SIZE);
@@ -514,7 +574,7 @@ static void test_special_files(void)
 	fd = open("/proc/meminfo", O_RDONLY);
 	p = mmap(NULL, ROTHP_PAGE_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
 	err = p == MAP_FAILED ? errno : 0;
-	report("mmap of /proc/meminfo", p == MAP_FAILED ? -1 : 0, err, 0, EIO,
+	report(c, 3, p == MAP_FAILED ? -1 : 0, err, 0, EIO,
 	       fd >= 0 && read(fd, buf, sizeof(buf)) > 0 && main_intact());
 	if (p != MAP_FAILED)
 		munmap(p, ROTHP_PAGE_SIZE);
@@ -524,8 +584,8 @@ static void test_special_files(void)
 	fd = open(THP_DIR "enabled", O_RDONLY);
 	p = mmap(NULL, ROTHP_PAGE_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
 	err = p == MAP_FAILED ? errno : 0;
-	report("mmap of a sysfs attribute (THP enabled)", p == MAP_FAILED ? -1 : 0, err, 0,
-	       ENODEV, fd >= 0 && read(fd, buf, sizeof(buf)) > 0 && main_intact());
+	report(c, 4, p == MAP_FAILED ? -1 : 0, err, 0, ENODEV,
+	       fd >= 0 && read(fd, buf, sizeof(buf)) > 0 && main_intact());
 	if (p != MAP_FAILED)
 		munmap(p, ROTHP_PAGE_SIZE);
 	close(fd);
@@ -539,8 +599,7 @@ static void test_special_files(void)
 		ksft_exit_fail_msg("mmap /dev/zero: %s\n", strerror(errno));
 	/* Never written: no anon_vma, so no THP order is allowed. */
 	rc = madv(p, 2 * PMD, MADV_COLLAPSE, &err);
-	report("MADV_COLLAPSE, /dev/zero private, never written", rc, err, 0, EINVAL,
-	       vma_flag(p, "hg") == 0 && main_intact());
+	report(c, 5, rc, err, 0, EINVAL, vma_flag(p, "hg") == 0 && main_intact());
 	/* Written: an ordinary anonymous collapse. */
 	for (off = 0; off < 2 * PMD; off += ROTHP_PAGE_SIZE)
 		p[off] = (char)(off / ROTHP_PAGE_SIZE) | 1;
@@ -550,11 +609,15 @@ static void test_special_files(void)
 	for (off = 0; off < 2 * PMD; off += ROTHP_PAGE_SIZE)
 		same &= p[off] == ((char)(off / ROTHP_PAGE_SIZE) | 1) && !p[off + 1];
 	ksft_print_msg("/dev/zero private: AnonHugePages %ld kB\n", pmd / 1024);
-	report("MADV_COLLAPSE, /dev/zero private, written: anonymous THPs", rc, err, 0, 0,
-	       pmd == (long)(2 * PMD) && same);
+	report(c, 6, rc, err, 0, 0, pmd == (long)(2 * PMD) && same);
 	munmap(p, 2 * PMD);
 	close(fd);
 }
+
+static const char *const pci_bar_results[] = {
+	"MADV_COLLAPSE, sysfs PCI BAR mapping",
+	"MADV_HUGEPAGE, sysfs PCI BAR mapping",
+};
 
 /*
  * A sysfs PCI BAR (resourceN) mapping: VM_IO | VM_PFNMAP, so VM_NO_KHUGEPAGED
@@ -562,9 +625,9 @@ static void test_special_files(void)
  * is never read. MADV_HUGEPAGE only sets VM_HUGEPAGE; the series must not
  * queue such a VMA for prompt collapse (__khugepaged_queue_range()).
  */
-static void test_pci_bar(void)
+static void test_pci_bar(const struct rothp_case *c)
 {
-	char path[PATH_MAX], line[256], found[PATH_MAX] = "";
+	char path[PATH_MAX], line[256], found[PATH_MAX] = "", why[PATH_MAX + 16];
 	unsigned long long start, end, flags;
 	struct dirent *de;
 	int fd = -1, rc, err, n;
@@ -595,28 +658,26 @@ static void test_pci_bar(void)
 	if (d)
 		closedir(d);
 	if (!found[0]) {
-		ksft_test_result_skip("MADV_COLLAPSE, sysfs PCI BAR mapping: no memory BAR found\n");
-		ksft_test_result_skip("MADV_HUGEPAGE, sysfs PCI BAR mapping: no memory BAR found\n");
+		for (n = 0; n < c->nr; n++)
+			rothp_report(c, n, "no memory BAR found", false);
 		return;
 	}
 	fd = open(found, O_RDONLY);
 	p = fd < 0 ? MAP_FAILED : mmap(NULL, ROTHP_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		ksft_print_msg("%s: %s\n", found, strerror(errno));
-		ksft_test_result_skip("MADV_COLLAPSE, sysfs PCI BAR mapping: cannot map %s\n",
-				      found);
-		ksft_test_result_skip("MADV_HUGEPAGE, sysfs PCI BAR mapping: cannot map %s\n",
-				      found);
+		snprintf(why, sizeof(why), "cannot map %s", found);
+		for (n = 0; n < c->nr; n++)
+			rothp_report(c, n, why, false);
 		if (fd >= 0)
 			close(fd);
 		return;
 	}
 	ksft_print_msg("PCI BAR: %s mapped at %p\n", found, p);
 	rc = madv(p, ROTHP_PAGE_SIZE, MADV_COLLAPSE, &err);
-	report("MADV_COLLAPSE, sysfs PCI BAR mapping", rc, err, 0, EINVAL, main_intact());
+	report(c, 0, rc, err, 0, EINVAL, main_intact());
 	rc = madv(p, ROTHP_PAGE_SIZE, MADV_HUGEPAGE, &err);
-	report("MADV_HUGEPAGE, sysfs PCI BAR mapping", rc, err, 0, 0,
-	       vma_flag(p, "hg") == 1 && main_intact());
+	report(c, 1, rc, err, 0, 0, vma_flag(p, "hg") == 1 && main_intact());
 	munmap(p, ROTHP_PAGE_SIZE);
 	close(fd);
 }
@@ -678,7 +739,22 @@ static void perm_child(int out, char *map, size_t len)
 	_exit(0);
 }
 
-static void test_process_madvise(const char *dir, const char *src)
+static const char *const process_madvise_results[] = {
+	"process_madvise(MADV_COLLAPSE) of another process as root: its text collapsed",
+	"process_madvise, flags 1",
+	"process_madvise, MADV_HUGEPAGE (not allowed remotely)",
+	"process_madvise, pidfd -1",
+	"process_madvise, a directory fd as pidfd",
+	"process_madvise, 1025 iovecs (> UIO_MAXIOV)",
+	"process_madvise, iovec at a bad address",
+	"process_madvise, range not page-aligned",
+	"process_madvise of a zombie",
+	"process_madvise of a reaped process",
+	"process_madvise(MADV_COLLAPSE) of a same-uid process without CAP_SYS_NICE",
+	"process_madvise(MADV_COLLAPSE) of itself without privilege",
+};
+
+static void test_process_madvise(const struct rothp_case *c, const char *dir, const char *src)
 {
 	char path[PATH_MAX], *map;
 	struct perm_result r;
@@ -710,42 +786,35 @@ static void test_process_madvise(const char *dir, const char *src)
 	want = eligible * (long)PMD;
 	ksft_print_msg("process_madvise: FilePmdMapped %ld kB before, %ld kB after, %ld eligible\n",
 		       pmd / 1024, rothp_file_pmd_mapped(tp.pid, tp.start) / 1024, eligible);
-	report("process_madvise(MADV_COLLAPSE) of another process as root: its text collapsed",
-	       rc, err, iov.iov_len, 0, pmd == 0 && eligible > 0 &&
+	report(c, 0, rc, err, iov.iov_len, 0, pmd == 0 && eligible > 0 &&
 	       rothp_file_pmd_mapped(tp.pid, tp.start) == want &&
 	       textproc_sum_matches(&tp, "process_madvise"));
 
 	rc = sys_process_madvise(pidfd, &iov, 1, MADV_COLLAPSE, 1);
 	err = rc < 0 ? errno : 0;
-	report("process_madvise, flags 1", rc, err, 0, EINVAL,
-	       textproc_run(&tp, &calls) == 1);
+	report(c, 1, rc, err, 0, EINVAL, textproc_run(&tp, &calls) == 1);
 	rc = sys_process_madvise(pidfd, &iov, 1, MADV_HUGEPAGE, 0);
 	err = rc < 0 ? errno : 0;
-	report("process_madvise, MADV_HUGEPAGE (not allowed remotely)", rc, err,
-	       0, EINVAL, textproc_run(&tp, &calls) == 1);
+	report(c, 2, rc, err, 0, EINVAL, textproc_run(&tp, &calls) == 1);
 	rc = sys_process_madvise(-1, &iov, 1, MADV_COLLAPSE, 0);
 	err = rc < 0 ? errno : 0;
-	report("process_madvise, pidfd -1", rc, err, 0, EBADF, main_intact());
+	report(c, 3, rc, err, 0, EBADF, main_intact());
 	fd = open("/", O_RDONLY | O_DIRECTORY);
 	rc = sys_process_madvise(fd, &iov, 1, MADV_COLLAPSE, 0);
 	err = rc < 0 ? errno : 0;
-	report("process_madvise, a directory fd as pidfd", rc, err, 0, EBADF,
-	       main_intact());
+	report(c, 4, rc, err, 0, EBADF, main_intact());
 	close(fd);
 	memset(big, 0, sizeof(big));
 	rc = sys_process_madvise(pidfd, big, 1025, MADV_COLLAPSE, 0);
 	err = rc < 0 ? errno : 0;
-	report("process_madvise, 1025 iovecs (> UIO_MAXIOV)", rc, err, 0, EINVAL,
-	       main_intact());
+	report(c, 5, rc, err, 0, EINVAL, main_intact());
 	rc = sys_process_madvise(pidfd, (struct iovec *)8, 1, MADV_COLLAPSE, 0);
 	err = rc < 0 ? errno : 0;
-	report("process_madvise, iovec at a bad address", rc, err, 0, EFAULT,
-	       main_intact());
+	report(c, 6, rc, err, 0, EFAULT, main_intact());
 	iov.iov_base = (char *)iov.iov_base + 1;
 	rc = sys_process_madvise(pidfd, &iov, 1, MADV_COLLAPSE, 0);
 	err = rc < 0 ? errno : 0;
-	report("process_madvise, range not page-aligned", rc, err, 0, EINVAL,
-	       textproc_run(&tp, &calls) == 1);
+	report(c, 7, rc, err, 0, EINVAL, textproc_run(&tp, &calls) == 1);
 	close(pidfd);
 	ok = !textproc_stop(&tp);
 	if (!ok)
@@ -762,12 +831,11 @@ static void test_process_madvise(const char *dir, const char *src)
 	iov.iov_len = PMD;
 	rc = sys_process_madvise(pidfd, &iov, 1, MADV_COLLAPSE, 0);
 	err = rc < 0 ? errno : 0;
-	report("process_madvise of a zombie", rc, err, 0, ESRCH, ok);
+	report(c, 8, rc, err, 0, ESRCH, ok);
 	waitpid(pid, &status, 0);
 	rc = sys_process_madvise(pidfd, &iov, 1, MADV_COLLAPSE, 0);
 	err = rc < 0 ? errno : 0;
-	report("process_madvise of a reaped process", rc, err, 0, ESRCH,
-	       main_intact());
+	report(c, 9, rc, err, 0, ESRCH, main_intact());
 	close(pidfd);
 
 	/* Unprivileged, same uid: EPERM for the sibling, fine for itself. */
@@ -792,11 +860,9 @@ static void test_process_madvise(const char *dir, const char *src)
 	waitpid(pid, &status, 0);
 	ksft_print_msg("as nobody: sibling FilePmdMapped %ld kB before, %ld kB after\n",
 		       r.pmd_before / 1024, r.pmd_after / 1024);
-	report("process_madvise(MADV_COLLAPSE) of a same-uid process without CAP_SYS_NICE",
-	       r.rc_other, r.err_other, 0, EPERM,
+	report(c, 10, r.rc_other, r.err_other, 0, EPERM,
 	       r.pmd_before >= 0 && r.pmd_after == r.pmd_before);
-	report("process_madvise(MADV_COLLAPSE) of itself without privilege", r.rc_self,
-	       r.err_self, file_len, 0, !memcmp(map, file_buf, file_len));
+	report(c, 11, r.rc_self, r.err_self, file_len, 0, !memcmp(map, file_buf, file_len));
 	munmap(map, file_len);
 }
 
@@ -844,87 +910,131 @@ static void knob_case(char *buf, size_t len, const char *label, const char *val)
 		 strchr(val, '\n') ? " + newline" : "");
 }
 
+/* What a knob write needs of the kernel; it is skipped without it. */
+enum knob_need {
+	KNOB_ANY,
+	KNOB_SERIES,		/* prompt_collapse */
+	KNOB_ELF_ALIGN,		/* fs.elf_text_thp_align */
+};
+
 /*
- * Write a bad value; the knob must fail with want_err and keep its value
- * (if same, else it must just stay readable).
+ * A write of val to the knob at path. With want_err set it must fail with
+ * that errno and leave the knob's value as it was (if same, else just
+ * readable); with want_err 0 it must write all of val. val NULL writes the
+ * knob's own value and a newline. Its result is named "<label>: write
+ * "<val>"", or "<label>: <skip_name>" when skipped if skip_name is set.
  */
-static void bad_knob(const char *path, const char *label, const char *val, size_t len,
-		     long want_rc, int want_err, bool same)
+struct knob_write {
+	const char *path;
+	const char *label;
+	const char *val;
+	int want_err;
+	bool same;
+	enum knob_need need;
+	const char *skip_name;
+};
+
+#define PROMPT_PATH		THP_DIR ROTHP_PROMPT_KNOB
+#define ELF_ALIGN_PATH		"/proc/sys/" ELF_ALIGN_SYSCTL
+
+static const struct knob_write knob_writes[] = {
+	{ PROMPT_PATH, "prompt_collapse", "2", EINVAL, true, KNOB_SERIES, NULL },
+	{ PROMPT_PATH, "prompt_collapse", "-1", EINVAL, true, KNOB_SERIES, NULL },
+	{ PROMPT_PATH, "prompt_collapse", "abc", EINVAL, true, KNOB_SERIES, NULL },
+	{ PROMPT_PATH, "prompt_collapse", "1x", EINVAL, true, KNOB_SERIES, NULL },
+	{ PROMPT_PATH, "prompt_collapse", " 1", EINVAL, true, KNOB_SERIES, NULL },
+	{ PROMPT_PATH, "prompt_collapse", "\n", EINVAL, true, KNOB_SERIES, NULL },
+	{ PROMPT_PATH, "prompt_collapse", "18446744073709551616", EINVAL, true, KNOB_SERIES, NULL },
+	/* sysfs_kf_write() returns 0 for an empty write, calling nothing. */
+	{ PROMPT_PATH, "prompt_collapse", "", 0, true, KNOB_SERIES, "empty write" },
+	/* What kstrtoul() accepts: the current value, newline-terminated. */
+	{ PROMPT_PATH, "prompt_collapse", NULL, 0, true, KNOB_SERIES, "its own value + newline" },
+	/*
+	 * 0444: kernfs_fop_open() refuses write opens of a file with no write
+	 * permission, even for root (sysfs has KERNFS_ROOT_EXTRA_OPEN_PERM_CHECK).
+	 */
+	{ THP_DIR ROTHP_PROMPT_PENDING, "prompt_collapse_pending", "0", EACCES, false,
+	  KNOB_SERIES, "open for write" },
+	{ THP_DIR "khugepaged/pages_to_scan", "khugepaged/pages_to_scan", "0", EINVAL, true,
+	  KNOB_ANY, NULL },
+	{ THP_DIR "enabled", "enabled", "sometimes", EINVAL, true, KNOB_ANY, NULL },
+	{ ELF_ALIGN_PATH, "fs.elf_text_thp_align", "2", EINVAL, true, KNOB_ELF_ALIGN, NULL },
+	{ ELF_ALIGN_PATH, "fs.elf_text_thp_align", "-1", EINVAL, true, KNOB_ELF_ALIGN, NULL },
+	{ ELF_ALIGN_PATH, "fs.elf_text_thp_align", "abc", EINVAL, true, KNOB_ELF_ALIGN, NULL },
+};
+
+/* Write k's value, or skip it with the reason skip unless that is NULL. */
+static void try_knob(const struct knob_write *k, const char *skip)
 {
-	char before[128] = "", after[128] = "", name[256];
+	char before[128] = "", after[128] = "", val[128], name[256];
+	size_t len;
 	long rc;
 	int err;
 
-	read_knob(path, before, sizeof(before));
-	rc = write_knob(path, val, len, &err);
-	read_knob(path, after, sizeof(after));
-	knob_case(name, sizeof(name), label, val);
-	report(name, rc, err, want_rc, want_err,
-	       before[0] && after[0] && (!same || !strcmp(before, after)));
+	if (skip) {
+		if (k->skip_name)
+			snprintf(name, sizeof(name), "%s: %s", k->label, k->skip_name);
+		else
+			knob_case(name, sizeof(name), k->label, k->val);
+		rothp_result(skip, false, "%s", name);
+		return;
+	}
+	read_knob(k->path, before, sizeof(before));
+	if (k->val)
+		snprintf(val, sizeof(val), "%s", k->val);
+	else
+		snprintf(val, sizeof(val), "%.*s\n", (int)strcspn(before, "\n"), before);
+	len = strlen(val);
+	rc = write_knob(k->path, val, len, &err);
+	read_knob(k->path, after, sizeof(after));
+	knob_case(name, sizeof(name), k->label, val);
+	report_name(name, rc, err, k->want_err ? 0 : (long)len, k->want_err,
+		    before[0] && after[0] && (!k->same || !strcmp(before, after)));
 }
 
 static void test_knobs(void)
 {
-	static const char * const bad_bool[] = {
-		"2", "-1", "abc", "1x", " 1", "\n", "18446744073709551616",
-	};
-	const char *knob = THP_DIR ROTHP_PROMPT_KNOB;
-	const char *skip = rothp_prompt_skip();
-	char val[64], buf[128];
+	const char *prompt_skip = rothp_prompt_skip();
+	bool elf_align = !access(ELF_ALIGN_PATH, F_OK);
+	const char *skip;
 	size_t i;
 
 	if (rothp_thp_save())
 		ksft_exit_fail_msg("cannot save the THP settings\n");
-	for (i = 0; i < ARRAY_SIZE(bad_bool); i++) {
-		if (skip) {
-			knob_case(buf, sizeof(buf), "prompt_collapse", bad_bool[i]);
-			ksft_test_result_skip("%s: %s\n", buf, skip);
-			continue;
-		}
-		bad_knob(knob, "prompt_collapse", bad_bool[i], strlen(bad_bool[i]), 0, EINVAL,
-			 true);
+	if (elf_align && rothp_sysctl_save(ELF_ALIGN_SYSCTL))
+		ksft_exit_fail_msg("cannot save %s\n", ELF_ALIGN_SYSCTL);
+	for (i = 0; i < ARRAY_SIZE(knob_writes); i++) {
+		skip = NULL;
+		if (knob_writes[i].need == KNOB_SERIES)
+			skip = prompt_skip;
+		else if (knob_writes[i].need == KNOB_ELF_ALIGN && !elf_align)
+			skip = NO_ELF_ALIGN;
+		try_knob(&knob_writes[i], skip);
 	}
-	if (skip) {
-		ksft_test_result_skip("prompt_collapse: empty write: %s\n", skip);
-		ksft_test_result_skip("prompt_collapse: its own value + newline: %s\n", skip);
-		ksft_test_result_skip("prompt_collapse_pending: open for write: %s\n", skip);
-	} else {
-		/* sysfs_kf_write() returns 0 for an empty write, calling nothing. */
-		bad_knob(knob, "prompt_collapse", "", 0, 0, 0, true);
-		/* What kstrtoul() accepts: the current value, newline-terminated. */
-		read_knob(knob, val, sizeof(val));
-		val[strcspn(val, "\n")] = '\0';
-		snprintf(buf, sizeof(buf), "%s\n", val);
-		bad_knob(knob, "prompt_collapse", buf, strlen(buf), strlen(buf), 0, true);
-		/*
-		 * 0444: kernfs_fop_open() refuses write opens of a file with no
-		 * write permission, even for root (sysfs has
-		 * KERNFS_ROOT_EXTRA_OPEN_PERM_CHECK).
-		 */
-		bad_knob(THP_DIR ROTHP_PROMPT_PENDING, "prompt_collapse_pending", "0", 1, 0,
-			 EACCES, false);
-	}
-	bad_knob(THP_DIR "khugepaged/pages_to_scan", "khugepaged/pages_to_scan", "0", 1, 0,
-		 EINVAL, true);
-	bad_knob(THP_DIR "enabled", "enabled", "sometimes", 9, 0, EINVAL, true);
-
-	if (access("/proc/sys/" ELF_ALIGN_SYSCTL, F_OK)) {
-		ksft_test_result_skip("fs.elf_text_thp_align: write \"2\": %s\n", NO_ELF_ALIGN);
-		ksft_test_result_skip("fs.elf_text_thp_align: write \"-1\": %s\n", NO_ELF_ALIGN);
-		ksft_test_result_skip("fs.elf_text_thp_align: write \"abc\": %s\n", NO_ELF_ALIGN);
-	} else {
-		if (rothp_sysctl_save(ELF_ALIGN_SYSCTL))
-			ksft_exit_fail_msg("cannot save %s\n", ELF_ALIGN_SYSCTL);
-		bad_knob("/proc/sys/" ELF_ALIGN_SYSCTL, "fs.elf_text_thp_align", "2", 1, 0,
-			 EINVAL, true);
-		bad_knob("/proc/sys/" ELF_ALIGN_SYSCTL, "fs.elf_text_thp_align", "-1", 2, 0,
-			 EINVAL, true);
-		bad_knob("/proc/sys/" ELF_ALIGN_SYSCTL, "fs.elf_text_thp_align", "abc", 3, 0,
-			 EINVAL, true);
+	if (elf_align)
 		rothp_sysctl_restore();
-	}
 	rothp_thp_restore();
 }
+
+static const char *const end_results[] = {
+	"MADV_COLLAPSE of the first mapping after all that: PMD-mapped",
+	"textprog still collapses, runs and exits",
+};
+
+enum { ARGS, NO_PAGE_TABLE, UNMAPPED, MAPPINGS, DELETED, SPECIAL, PCI_BAR, PROCESS_MADVISE, END };
+
+/* In the order main() runs them; the knob writes come before END. */
+static const struct rothp_case cases[] = {
+	[ARGS] = ROTHP_CASE(NULL, args_results),
+	[NO_PAGE_TABLE] = ROTHP_CASE(NULL, no_page_table_results),
+	[UNMAPPED] = ROTHP_CASE(NULL, unmapped_results),
+	[MAPPINGS] = ROTHP_CASE(NULL, mappings_results),
+	[DELETED] = ROTHP_CASE(NULL, deleted_results),
+	[SPECIAL] = ROTHP_CASE(NULL, special_results),
+	[PCI_BAR] = ROTHP_CASE(NULL, pci_bar_results),
+	[PROCESS_MADVISE] = ROTHP_CASE(NULL, process_madvise_results),
+	[END] = ROTHP_CASE(NULL, end_results),
+};
 
 int main(int argc, char **argv)
 {
@@ -935,7 +1045,7 @@ int main(int argc, char **argv)
 	int fd, rc, err;
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
-	ksft_set_plan(NR_CASES);
+	ksft_set_plan(rothp_cases_plan(cases, ARRAY_SIZE(cases)) + ARRAY_SIZE(knob_writes));
 
 	snprintf(path, sizeof(path), "%s/bad_input.tmp", dir);
 	if (rothp_scratch_copy(prog, path))
@@ -959,19 +1069,19 @@ int main(int argc, char **argv)
 	ksft_print_msg("%s: %zu MiB mapped at %p, FilePmdMapped %ld kB\n", path, file_len >> 20,
 		       main_map, rothp_file_pmd_mapped(getpid(), (unsigned long)main_map) / 1024);
 
-	test_args();
-	test_no_page_table(fd);
-	test_unmapped(fd);
-	test_mappings(path, fd);
-	test_deleted(dir, prog);
-	test_special_files();
-	test_pci_bar();
-	test_process_madvise(dir, prog);
+	test_args(&cases[ARGS]);
+	test_no_page_table(&cases[NO_PAGE_TABLE], fd);
+	test_unmapped(&cases[UNMAPPED], fd);
+	test_mappings(&cases[MAPPINGS], path, fd);
+	test_deleted(&cases[DELETED], dir, prog);
+	test_special_files(&cases[SPECIAL]);
+	test_pci_bar(&cases[PCI_BAR]);
+	test_process_madvise(&cases[PROCESS_MADVISE], dir, prog);
 	test_knobs();
 
 	/* Last: the kernel still collapses text and runs programs. */
 	rc = madv(main_map, file_len, MADV_COLLAPSE, &err);
-	report("MADV_COLLAPSE of the first mapping after all that: PMD-mapped", rc, err, 0, 0,
+	report(&cases[END], 0, rc, err, 0, 0,
 	       rothp_file_pmd_mapped(getpid(), (unsigned long)main_map) == (long)file_len &&
 	       main_intact());
 	{
@@ -981,9 +1091,8 @@ int main(int argc, char **argv)
 		if (textproc_start(&tp, prog, "collapse"))
 			ksft_exit_fail_msg("cannot start %s\n", prog);
 		ok = textproc_run(&tp, &calls);
-		ksft_test_result(tp.action_rc == 0 && ok == 1 &&
-				 textproc_sum_matches(&tp, "final") && !textproc_stop(&tp),
-				 "textprog still collapses, runs and exits\n");
+		rothp_report(&cases[END], 1, NULL, tp.action_rc == 0 && ok == 1 &&
+			     textproc_sum_matches(&tp, "final") && !textproc_stop(&tp));
 	}
 	munmap(main_map, file_len);
 	close(fd);
