@@ -46,16 +46,16 @@
 #define POLL_MS		50
 #define PERCENT		95
 
-/* The knobs of fail_page_alloc the test sets, saved first and put back. */
+/*
+ * The knobs of fail_page_alloc the test sets, saved with the THP knobs and
+ * restored the last saved first: the probability first, to 0 unless it was
+ * armed, before the task filter goes off.
+ */
 static const char *const fpa_knobs[] = {
-	"probability", "interval", "times", "space", "verbose",
-	"task-filter", "ignore-gfp-wait", "ignore-gfp-highmem", "min-order",
+	"interval", "times", "space", "verbose", "task-filter",
+	"ignore-gfp-wait", "ignore-gfp-highmem", "min-order", "probability",
 };
 
-#define NR_FPA	ARRAY_SIZE(fpa_knobs)
-
-static char fpa_saved[NR_FPA][32];
-static bool fpa_saved_valid;
 static pid_t armed_pid;		/* a task whose make-it-fail we set, or 0 */
 static const char *skip;	/* why prompt collapse checks skip, or NULL */
 static char prog[PATH_MAX];
@@ -79,31 +79,16 @@ static int make_it_fail(pid_t pid, bool on)
 	return 0;
 }
 
-/* Injection off first (probability 0), then every knob as it was. */
-static void fpa_restore(void)
-{
-	size_t i;
-
-	if (armed_pid)
-		make_it_fail(armed_pid, false);
-	if (!fpa_saved_valid)
-		return;
-	fpa_set("probability", "0");
-	for (i = 0; i < NR_FPA; i++)
-		fpa_set(fpa_knobs[i], fpa_saved[i]);
-}
-
 static void fpa_save(void)
 {
 	char path[128];
 	size_t i;
 
-	for (i = 0; i < NR_FPA; i++) {
+	for (i = 0; i < ARRAY_SIZE(fpa_knobs); i++) {
 		snprintf(path, sizeof(path), FPA "%s", fpa_knobs[i]);
-		if (rothp_read_line(path, fpa_saved[i], sizeof(fpa_saved[i])))
-			ksft_exit_fail_msg("cannot read %s: %s\n", path, strerror(errno));
+		if (rothp_file_save(path))
+			ksft_exit_fail_msg("cannot save %s\n", path);
 	}
-	fpa_saved_valid = true;
 }
 
 /*
@@ -131,10 +116,11 @@ static void fpa_disarm(void)
 		ksft_exit_fail_msg("cannot disarm fail_page_alloc\n");
 }
 
-static void restore_all(void)
+/* At exit, before the saved knobs are restored. */
+static void disarm_task(void)
 {
-	fpa_restore();
-	rothp_thp_restore();
+	if (armed_pid)
+		make_it_fail(armed_pid, false);
 }
 
 /* The pid of the khugepaged thread, from /proc/<pid>/comm. */
@@ -483,7 +469,7 @@ int main(int argc, char **argv)
 	fpa_save();
 	if (!skip && rothp_prompt_save(NULL))
 		ksft_exit_fail_msg("cannot read %s: %s\n", ROTHP_PROMPT_KNOB, strerror(errno));
-	atexit(restore_all);
+	atexit(disarm_task);
 
 	set_knob("enabled", "madvise");
 	if (rothp_thp_khugepaged_defaults())
@@ -498,6 +484,8 @@ int main(int argc, char **argv)
 		/* Let a back-off end before the next case. */
 		usleep(ALLOC_SLEEP_MS * 1000);
 	}
-	restore_all();
+	disarm_task();
+	rothp_file_restore();
+	rothp_thp_restore();
 	ksft_finished();
 }

@@ -19,8 +19,8 @@
 #include "util_settings.h"
 
 #define SYSCTL_DIR		"/proc/sys/"
-/* Room for the THP knobs, the prompt collapse switch and a few sysctls. */
-#define NR_SAVED		16
+/* Room for the THP knobs, the prompt collapse switch, a few sysctls and files. */
+#define NR_SAVED		32
 #define NR_SYSCTL_SAVED		4
 
 /* The THP knobs rothp_thp_save() saves, in the order they are restored. */
@@ -36,44 +36,51 @@ static const char * const thp_knobs[] = {
 
 #define NR_THP_KNOBS	ARRAY_SIZE(thp_knobs)
 
+/* Who restores a saved knob, besides the exit and signal handlers. */
+enum knob_kind {
+	KNOB_SYSCTL,	/* rothp_sysctl_restore() */
+	KNOB_THP,	/* rothp_thp_restore() */
+	KNOB_FILE,	/* rothp_file_restore() */
+};
+
 /* One saved knob: its file, the value to write back, and who restores it. */
 struct saved_knob {
 	char path[160];
 	char val[64];
-	bool thp;	/* rothp_thp_restore()'s, else rothp_sysctl_restore()'s */
+	enum knob_kind kind;
 };
 
 static struct saved_knob saved[NR_SAVED];
 static volatile sig_atomic_t nr_saved;
 
-static int nr_saved_of(bool thp)
+static int nr_saved_of(enum knob_kind kind)
 {
 	int i, n = 0;
 
 	for (i = 0; i < nr_saved; i++)
-		n += saved[i].path[0] && saved[i].thp == thp;
+		n += saved[i].path[0] && saved[i].kind == kind;
 	return n;
 }
 
 /* Push a knob; the caller checked there is room. */
-static void knob_push(const char *path, const char *val, bool thp)
+static void knob_push(const char *path, const char *val, enum knob_kind kind)
 {
 	struct saved_knob *k = &saved[nr_saved];
 
 	snprintf(k->path, sizeof(k->path), "%s", path);
 	snprintf(k->val, sizeof(k->val), "%s", val);
-	k->thp = thp;
+	k->kind = kind;
 	nr_saved = nr_saved + 1;
 	rothp_restore_at_exit();
 }
 
 /* Write back the saved knobs of one kind, the last saved first, and forget them. */
-static void knobs_restore(bool thp)
+static void knobs_restore(enum knob_kind kind)
 {
 	int i;
 
 	for (i = nr_saved - 1; i >= 0; i--) {
-		if (!saved[i].path[0] || saved[i].thp != thp)
+		if (!saved[i].path[0] || saved[i].kind != kind)
 			continue;
 		rothp_write_text(saved[i].path, saved[i].val);
 		saved[i].path[0] = '\0';
@@ -85,6 +92,7 @@ static void knobs_restore(bool thp)
 /* Everything saved is restored at exit and on SIGINT/SIGTERM. */
 static void restore_all(void)
 {
+	rothp_file_restore();
 	rothp_sysctl_restore();
 	rothp_thp_restore();
 	rothp_scratch_remove_all();
@@ -136,7 +144,7 @@ int rothp_sysctl_save(const char *name)
 	char path[160], val[32];
 	long v;
 
-	if (nr_saved_of(false) >= NR_SYSCTL_SAVED || nr_saved >= NR_SAVED || strlen(name) >= 64) {
+	if (nr_saved_of(KNOB_SYSCTL) >= NR_SYSCTL_SAVED || nr_saved >= NR_SAVED || strlen(name) >= 64) {
 		ksft_print_msg("cannot save sysctl %s: no room\n", name);
 		return -1;
 	}
@@ -146,7 +154,7 @@ int rothp_sysctl_save(const char *name)
 	}
 	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
 	snprintf(val, sizeof(val), "%ld", v);
-	knob_push(path, val, false);
+	knob_push(path, val, KNOB_SYSCTL);
 	return 0;
 }
 
@@ -154,6 +162,32 @@ int rothp_sysctl_save(const char *name)
 void rothp_sysctl_restore(void)
 {
 	knobs_restore(false);
+}
+
+/*
+ * Save the first line of any other file a test writes (a debugfs knob);
+ * it is restored by rothp_file_restore(), at exit and on SIGINT/SIGTERM,
+ * the last saved first.
+ */
+int rothp_file_save(const char *path)
+{
+	char val[64];
+
+	if (nr_saved >= NR_SAVED || strlen(path) >= sizeof(saved[0].path)) {
+		ksft_print_msg("cannot save %s: no room\n", path);
+		return -1;
+	}
+	if (rothp_read_line(path, val, sizeof(val))) {
+		ksft_print_msg("cannot read %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	knob_push(path, val, KNOB_FILE);
+	return 0;
+}
+
+void rothp_file_restore(void)
+{
+	knobs_restore(KNOB_FILE);
 }
 
 /* Read a THP sysfs knob; for "a [b] c" choices, the bracketed one. */
@@ -214,7 +248,7 @@ int rothp_thp_save(void)
 	/* Pushed backwards, so that they are restored in thp_knobs[] order. */
 	for (i = NR_THP_KNOBS; i-- > 0; ) {
 		snprintf(path, sizeof(path), ROTHP_THP_SYSFS "%s", thp_knobs[i]);
-		knob_push(path, val[i], true);
+		knob_push(path, val[i], KNOB_THP);
 	}
 	return 0;
 }
@@ -237,7 +271,7 @@ int rothp_prompt_save(long *on)
 		return -1;
 	}
 	snprintf(val, sizeof(val), "%ld", v);
-	knob_push(ROTHP_THP_SYSFS ROTHP_PROMPT_KNOB, val, true);
+	knob_push(ROTHP_THP_SYSFS ROTHP_PROMPT_KNOB, val, KNOB_THP);
 	if (on)
 		*on = v;
 	return 0;
