@@ -28,7 +28,7 @@ name=$(kernel_name "$kernel" "$flavour")
 obj=$BUILD/obj/$name
 [ -d "$src" ] || die "$src missing: run 'make apply' first"
 
-mapfile -t frags < <(kernel_fragments "$flavour")
+mapfile -t frags < <(kernel_fragments "$flavour" "$([ "$kernel" = baseline ] && echo baseline || echo series)")
 for f in ${EXTRA_CONFIG:-}; do
 	[ -f "$f" ] || die "EXTRA_CONFIG fragment $f not found"
 	frags+=("$(realpath "$f")")

@@ -27,7 +27,7 @@ ROTHP_OPTIONS='mode cpus preempt filter timeout trace duration gcov'
 # QEMU gets them (/dev/vda, /dev/vdb, ...), the one with the gcov archive;
 # the run directory's logs of the first and the second serial port.
 ROTHP_GUEST_DIR='/rothp'
-ROTHP_DISKS='ext4.img xfs.img swap.img ext3.img'
+ROTHP_DISKS='ext4.img xfs.img swap.img ext3.img ext2.img'
 ROTHP_SWAP_DISK='swap.img'
 ROTHP_CONSOLE_LOG='console.log'
 ROTHP_KTAP_LOG='ktap.log'

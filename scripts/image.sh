@@ -6,6 +6,7 @@
 #   build/image/xfs.img         the same files, made by mkfs.xfs -p protofile
 #   build/image/ext3.img        textprog alone, made by mkfs.ext3 -d: the
 #                               guest mounts it through the ext4 driver
+#   build/image/ext2.img        the same by mkfs.ext2 -d, for the ext2 driver
 #   build/image/swap.img        the guest's swap device, made by mkswap
 # None needs root or loop mounts.
 set -euo pipefail
@@ -27,8 +28,11 @@ run_logged "building the selftests" "$LOGS/selftests.log" \
 		KSFT_DIR="$SRC/tools/testing/selftests"
 
 mkdir -p "$img"
-rm -rf "$img/root" "$img/fs" "$img/fs-ext4" "$img/fs-ext3"
-mkdir -p "$img/root"/{bin,dev,proc,sys,tmp,mnt/ext4,mnt/xfs,mnt/ext3,mnt/tmpfs,rothp} "$img/fs"
+rm -rf "$img/root" "$img/fs" "$img/fs-ext4" "$img/fs-ext3" "$img/fs-ext2"
+mkdir -p "$img/root"/{bin,dev,proc,sys,tmp,mnt/ext4,mnt/xfs,mnt/ext3,mnt/ext2,mnt/tmpfs} "$img/fs"
+# The runner's directory of lists and programs (scripts/contract.sh).
+guest=$img/root$ROTHP_GUEST_DIR
+mkdir -p "$guest"
 
 # The programs the tests expect on every disk file system.
 for f in $(make -s -C "$ROTHP_TOP/selftests" OUTPUT="$out" print-disk-progs); do
@@ -75,23 +79,23 @@ fs_bytes=$(du -sb "$img/fs" | cut -f1)
 # initramfs: busybox and the runner; the test binaries themselves.
 cp "$busybox" "$img/root/bin/busybox"
 install -m 0755 "$ROTHP_TOP/guest/init" "$img/root/init"
-cp "$ROTHP_TOP/guest/tests.list" "$img/root/rothp/tests.list"
+cp "$ROTHP_TOP/guest/tests.list" "$guest/tests.list"
 # The kernel's own mm selftests, after ours: upstream.list, and with
 # UPSTREAM_FULL=1 (make check-full) upstream-full.list too.
 run_logged "building the kernel's mm selftests" "$LOGS/upstream-mm.log" "$ROTHP_TOP/scripts/upstream-mm.sh"
-cat "$ROTHP_TOP/guest/upstream.list" >>"$img/root/rothp/tests.list"
-[ "${UPSTREAM_FULL:-0}" != 1 ] || cat "$ROTHP_TOP/guest/upstream-full.list" >>"$img/root/rothp/tests.list"
-mkdir -p "$img/root/rothp/upstream-mm"
+cat "$ROTHP_TOP/guest/upstream.list" >>"$guest/tests.list"
+[ "${UPSTREAM_FULL:-0}" != 1 ] || cat "$ROTHP_TOP/guest/upstream-full.list" >>"$guest/tests.list"
+mkdir -p "$guest/upstream-mm"
 for f in $(cat "$BUILD/upstream-mm/progs"); do
-	cp "$BUILD/upstream-mm/$f" "$img/root/rothp/upstream-mm/$f"
+	cp "$BUILD/upstream-mm/$f" "$guest/upstream-mm/$f"
 done
-cp "$ROTHP_TOP/bench/bench.list" "$img/root/rothp/bench.list"
+cp "$ROTHP_TOP/bench/bench.list" "$guest/bench.list"
 while read -r _ _ bin _; do
-	[ -n "$bin" ] && cp "$out/$bin" "$img/root/rothp/"
+	[ -n "$bin" ] && cp "$out/$bin" "$guest/"
 done < <(cat "$ROTHP_TOP/guest/tests.list" "$ROTHP_TOP/bench/bench.list" | grep -vE '^[[:space:]]*(#|$)')
 # hugetext, the user tool, next to the tests that run it.
 run_logged "building hugetext" "$LOGS/hugetext.log" make -C "$ROTHP_TOP/hugetext" OUTPUT="$out"
-cp "$out/hugetext" "$img/root/rothp/hugetext"
+cp "$out/hugetext" "$guest/hugetext"
 # The dynamically linked test programs run with the host's ld.so and libc.
 for lib in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6; do
 	[ -e "$lib" ] || die "$lib missing: the dynamic PIE tests need it"
@@ -109,17 +113,19 @@ mkfs.ext4 -q -F -b 4096 -L rothp-ext4 -d "$img/fs-ext4" "$img/ext4.img" ||
 	die "mkfs.ext4 -d failed"
 
 # ext3: the ext4 driver serves it (6.12 has no ext3 driver of its own),
-# under the file system type "ext3"; write_open.ext3 runs on it. Only
-# textprog, and room for the test's copy of it.
-mkdir -p "$img/fs-ext3"
-cp "$img/fs/textprog" "$img/fs-ext3/"
-rm -f "$img/ext3.img"
-# textprog twice (the test copies it) and 64 MiB for the journal and
-# metadata, in MiB.
-ext3_mib=$(( ($(stat -c %s "$img/fs-ext3/textprog") * 2 >> 20) + 64 ))
-truncate -s "${ext3_mib}M" "$img/ext3.img"
-mkfs.ext3 -q -F -b 4096 -L rothp-ext3 -d "$img/fs-ext3" "$img/ext3.img" ||
-	die "mkfs.ext3 -d failed"
+# under the file system type "ext3"; ext2: its own driver (CONFIG_EXT2_FS),
+# which does not declare FS_THP_SPLIT_AT_WRITE. write_open runs on each.
+# Only textprog, and room for the test's copy of it: textprog twice and
+# 64 MiB for the journal and metadata, in MiB.
+small_fs_mib=$(( ($(stat -c %s "$img/fs/textprog") * 2 >> 20) + 64 ))
+for fs in ext3 ext2; do
+	mkdir -p "$img/fs-$fs"
+	cp "$img/fs/textprog" "$img/fs-$fs/"
+	rm -f "$img/$fs.img"
+	truncate -s "${small_fs_mib}M" "$img/$fs.img"
+	"mkfs.$fs" -q -F -b 4096 -L "rothp-$fs" -d "$img/fs-$fs" "$img/$fs.img" ||
+		die "mkfs.$fs -d failed"
+done
 
 # xfs: mkfs.xfs of bookworm has no -d, but it populates from a protofile:
 # one line per file, a directory's entries after its line, ended by "$".
@@ -153,8 +159,10 @@ mkswap -q -L rothp-swap "$img/swap.img" >/dev/null || die "mkswap failed"
 # Check both images before any guest mounts them.
 e2fsck -fn "$img/ext4.img" >"$LOGS/fsck-ext4.log" 2>&1 ||
 	die "the ext4 image fails e2fsck -fn (see ${LOGS#"$ROTHP_TOP"/}/fsck-ext4.log)"
-e2fsck -fn "$img/ext3.img" >"$LOGS/fsck-ext3.log" 2>&1 ||
-	die "the ext3 image fails e2fsck -fn (see ${LOGS#"$ROTHP_TOP"/}/fsck-ext3.log)"
+for fs in ext3 ext2; do
+	e2fsck -fn "$img/$fs.img" >"$LOGS/fsck-$fs.log" 2>&1 ||
+		die "the $fs image fails e2fsck -fn (see ${LOGS#"$ROTHP_TOP"/}/fsck-$fs.log)"
+done
 xfs_repair -n -f "$img/xfs.img" >"$LOGS/fsck-xfs.log" 2>&1 ||
 	die "the xfs image fails xfs_repair -n (see ${LOGS#"$ROTHP_TOP"/}/fsck-xfs.log)"
-info "images ready in ${img#"$ROTHP_TOP"/}: initramfs.cpio ($(du -h "$img/initramfs.cpio" | cut -f1)), ext4.img, xfs.img ($((fs_bytes >> 20)) MiB of files in $disk_size, ext4 $((ext4_size >> 20)) MiB with textprog_big), ext3.img (${ext3_mib} MiB)"
+info "images ready in ${img#"$ROTHP_TOP"/}: initramfs.cpio ($(du -h "$img/initramfs.cpio" | cut -f1)), ext4.img, xfs.img ($((fs_bytes >> 20)) MiB of files in $disk_size, ext4 $((ext4_size >> 20)) MiB with textprog_big), ext3.img and ext2.img (${small_fs_mib} MiB each)"

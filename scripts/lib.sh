@@ -25,14 +25,17 @@ kernel_name() {
 	echo "$n"
 }
 
-# kernel_fragments [debug|gcov]: the kernel-config/ fragments of every rothp
-# kernel, on top of tinyconfig, one path a line (the debug flavour adds
-# debug.config, the coverage kernel gcov.config). build.sh and matrix.sh configure with these.
+# kernel_fragments [debug|gcov|""] [series|baseline]: the kernel-config/
+# fragments of every rothp kernel, on top of tinyconfig, one path a line (the
+# debug flavour adds debug.config, the coverage kernel gcov.config; a tree
+# with the series, the default, series.config, the options the series adds).
+# build.sh and matrix.sh configure with these.
 kernel_fragments() {
 	local f
 	for f in base fs thp trace selftests fault-inject "preempt-$PREEMPT"; do
 		echo "$ROTHP_TOP/kernel-config/$f.config"
 	done
+	[ "${2:-series}" = baseline ] || echo "$ROTHP_TOP/kernel-config/series.config"
 	case "${1:-}" in
 	debug) echo "$ROTHP_TOP/kernel-config/debug.config" ;;
 	gcov) echo "$ROTHP_TOP/kernel-config/gcov.config" ;;

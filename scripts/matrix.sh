@@ -109,7 +109,8 @@ configure() {
 		# shellcheck disable=SC2086
 		make -C "$tree" O="$obj" $vars tinyconfig || return 1
 		local frags
-		mapfile -t frags < <(kernel_fragments "$([ "$cfg" = x86_64 ] && echo debug)")
+		mapfile -t frags < <(kernel_fragments "$([ "$cfg" = x86_64 ] && echo debug)" \
+			"$([ "$tree" = "$BASE_SRC" ] && echo baseline || echo series)")
 		(cd "$obj" && "$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" \
 			"$obj/.config" "${frags[@]}" "$own") || return 1
 	fi

@@ -16,14 +16,19 @@
  *
  *  - pieprog (6 MiB of text): congruent with eligible blocks in every run,
  *    still randomised, and MADV_COLLAPSE then PMD-maps each block;
- *  - pieprog with fs.elf_text_thp_align=0 or THP enabled=never, and
- *    pieprog_small (no whole 2 MiB block): not congruent in every run;
+ *  - pieprog with fs.elf_text_thp_align=0, THP enabled=never or started
+ *    under PR_SET_THP_DISABLE, and pieprog_small (no whole 2 MiB block):
+ *    not congruent in every run;
  *  - pieprog_skew (text not congruent in the file): bias not always
  *    2 MiB-aligned; its text is congruent, by the 6.12 chance, rarely;
  *  - textprog_spie, a static PIE (no PT_INTERP): load bias 0, so elf_map()
  *    lets get_unmapped_area() choose, and thp_get_unmapped_area() (ext4 and
  *    XFS) makes it congruent in every run, on 6.12 already;
  *  - textprog (ET_EXEC): at its own p_vaddr every time.
+ *
+ * The sysctl boots as 1 exactly when the kernel was built with
+ * CONFIG_BINFMT_ELF_THP_ALIGN_DEFAULT_ON (patch 1's Kconfig default is n;
+ * the test kernels set it); the test then sets it to 1 for its checks.
  *
  * A kernel without the sysctl is taken for baseline 6.12: the checks of
  * what the series adds are skipped, saying so, and the rest still run.
@@ -35,6 +40,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "kselftest.h"
 #include "rothp_util.h"
@@ -286,6 +292,7 @@ static void test_collapse(const struct rothp_case *c)
 static const char *const as_612_results[] = {
 	"pieprog with %s 0 or absent: not 2 MiB-congruent in all %d runs",
 	"pieprog with THP enabled=never: not 2 MiB-congruent in all %d runs",
+	"pieprog under PR_SET_THP_DISABLE: not 2 MiB-congruent in all %d runs",
 };
 
 /*
@@ -323,6 +330,25 @@ static void test_thp_never(const struct rothp_case *c)
 			ksft_exit_fail_msg("cannot set THP enabled back to %s\n", mode);
 	}
 	rothp_report(c, 1, NULL, not_all_congruent(&pl), RUNS);
+}
+
+/*
+ * pieprog started by a process with PR_SET_THP_DISABLE, which fork and
+ * exec keep: no huge page can map its text, so it loads as on 6.12.
+ */
+static void test_thp_disabled(const struct rothp_case *c)
+{
+	struct rothp_placement pl = { 0 };
+
+	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)) {
+		ksft_print_msg("PR_SET_THP_DISABLE: %s\n", strerror(errno));
+	} else {
+		sample(PIE, &pl);
+		if (prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0))
+			ksft_exit_fail_msg("cannot clear PR_SET_THP_DISABLE: %s\n",
+					   strerror(errno));
+	}
+	rothp_report(c, 2, NULL, not_all_congruent(&pl), RUNS);
 }
 
 static const char *const small_results[] = {
@@ -383,10 +409,16 @@ static void test_exec(const struct rothp_case *c)
 		     ROTHP_ALIGN_DOWN(progs[EXEC].elf.text_vaddr, ROTHP_PAGE_SIZE), RUNS);
 }
 
+/* The sysctl's value at the start, against the kernel's configuration. */
+static const char *const boot_results[] = {
+	"fs.elf_text_thp_align starts as CONFIG_BINFMT_ELF_THP_ALIGN_DEFAULT_ON says (%ld)",
+};
+
 /* The parts, in the order main() runs them. */
-enum part { DEFAULT, COLLAPSE, AS_612, SMALL, SKEW, STATIC_PIE, EXEC_PART };
+enum part { BOOT, DEFAULT, COLLAPSE, AS_612, SMALL, SKEW, STATIC_PIE, EXEC_PART };
 
 static const struct rothp_case cases[] = {
+	[BOOT] = ROTHP_CASE(NULL, boot_results),
 	[DEFAULT] = ROTHP_CASE("pieprog", default_results),
 	[COLLAPSE] = ROTHP_CASE("pieprog collapse", collapse_results),
 	[AS_612] = ROTHP_CASE(NULL, as_612_results),
@@ -396,19 +428,30 @@ static const struct rothp_case cases[] = {
 	[EXEC_PART] = ROTHP_CASE("textprog", exec_results),
 };
 
-/* Turn the series' alignment on if the kernel has it; say if it has not. */
-static void knob_init(void)
+/*
+ * Check the sysctl's starting value against the kernel's configuration, then
+ * turn the series' alignment on if the kernel has it; say if it has not.
+ */
+static void knob_init(const struct rothp_case *c)
 {
+	char src[PATH_MAX];
 	long val;
+	int on;
 
 	if (rothp_sysctl_read(KNOB, &val)) {
 		if (errno != ENOENT)
 			ksft_exit_fail_msg("cannot read /proc/sys/%s: %s\n", KNOB,
 					   strerror(errno));
 		ksft_print_msg("%s\n", no_knob);
+		rothp_report(c, 0, no_knob, false, 0L);
 		return;
 	}
 	have_knob = true;
+	on = rothp_kconfig("CONFIG_BINFMT_ELF_THP_ALIGN_DEFAULT_ON", src, sizeof(src));
+	ksft_print_msg("%s: CONFIG_BINFMT_ELF_THP_ALIGN_DEFAULT_ON is %s\n", src,
+		       on < 0 ? "unknown" : on ? "set" : "not set");
+	rothp_report(c, 0, on < 0 ? "the kernel's configuration cannot be read" : NULL,
+		     val == on, val);
 	ksft_print_msg("%s is %ld, set to 1 for the test\n", KNOB, val);
 	if (rothp_sysctl_save(KNOB) || rothp_sysctl_write(KNOB, 1))
 		ksft_exit_fail_msg("cannot set %s to 1\n", KNOB);
@@ -439,13 +482,14 @@ int main(int argc, char **argv)
 	for (i = 0; i < NR_PROGS; i++)
 		prog_init(&progs[i], dir);
 	aslr = rothp_sysctl_read("kernel/randomize_va_space", &val) || val;
-	knob_init();
+	knob_init(&cases[BOOT]);
 	thp_init();
 
 	test_default(&cases[DEFAULT], &dflt);
 	test_collapse(&cases[COLLAPSE]);
 	test_knob_off(&cases[AS_612], &dflt);
 	test_thp_never(&cases[AS_612]);
+	test_thp_disabled(&cases[AS_612]);
 	test_small(&cases[SMALL]);
 	test_skew(&cases[SKEW]);
 	test_static_pie(&cases[STATIC_PIE]);

@@ -5,8 +5,9 @@
  *   on:    prompt_collapse=1, THP "madvise", madvise(MADV_HUGEPAGE) of the
  *          text of a fresh copy: thp_prompt_collapse_queued and _served
  *          +1, _failed and _dropped +0; one "queued" and one "served"
- *          event for the file, and one mm_khugepaged_prompt_block event
- *          per block of the request, each "succeeded";
+ *          event for the file (named by its inode number), and one
+ *          mm_khugepaged_prompt_block event per block of the request, each
+ *          "succeeded";
  *   off:   the same madvise with prompt_collapse=0: no counter moves and
  *          no mm_khugepaged_prompt_request event names the file;
  *   split: the file, now huge in the page cache and no longer executed,
@@ -393,11 +394,16 @@ int main(int argc, char **argv)
 	rothp_fs_name(dir, &large);
 
 	snprintf(copy, sizeof(copy), "%s/" COPY_NAME, dir);
-	snprintf(file_tag, sizeof(file_tag), "filename=%s,", COPY_NAME);
 	snprintf(off_copy, sizeof(off_copy), "%s/" OFF_NAME, dir);
-	snprintf(off_tag, sizeof(off_tag), "filename=%s,", OFF_NAME);
 	if (rothp_scratch_copy(prog, copy) || rothp_scratch_copy(prog, off_copy))
 		ksft_exit_fail_msg("cannot copy %s: %s\n", prog, strerror(errno));
+	/* The events name a file by its device and inode number. */
+	if (stat(copy, &st))
+		ksft_exit_fail_msg("%s: %s\n", copy, strerror(errno));
+	snprintf(file_tag, sizeof(file_tag), "ino=%lu,", (unsigned long)st.st_ino);
+	if (stat(off_copy, &st))
+		ksft_exit_fail_msg("%s: %s\n", off_copy, strerror(errno));
+	snprintf(off_tag, sizeof(off_tag), "ino=%lu,", (unsigned long)st.st_ino);
 
 	ok = textproc_start_action(&tp, copy, "none", "on: start");
 	rothp_report(&cases[ON], 0, NULL, ok);

@@ -61,7 +61,8 @@ BENCH_LIST = GUEST_DIR + '/bench.list'
 # The disks, in the order QEMU gets them (virtio: /dev/vda, /dev/vdb, ...):
 # (image file in build/image and the run directory, guest device).
 DISKS = (('ext4.img', '/dev/vda'), ('xfs.img', '/dev/vdb'),
-         ('swap.img', '/dev/vdc'), ('ext3.img', '/dev/vdd'))
+         ('swap.img', '/dev/vdc'), ('ext3.img', '/dev/vdd'),
+         ('ext2.img', '/dev/vde'))
 # The swap disk; with rothp.gcov=1 it holds the gcov archive after the
 # "gcov saved" marker.
 SWAP_DISK = 'swap.img'
