@@ -22,9 +22,17 @@
  * are timed too: write_open_floor_s, what no kernel can beat on this
  * machine (under TCG, copying to user memory is most of it).
  *
+ * Then, with the file mapped r-x private again (its THPs PMD-mapped, on the
+ * series), it opens the file O_RDWR, maps it MAP_SHARED read-write and
+ * stores into each 2 MiB block once, each store the byte already there:
+ * shared_write_fault_us times each of those first stores, a write fault
+ * that on the series splits the block's THP first (the block was read back
+ * above, so neither kernel reads the disk for it).
+ *
  * Prints "BENCH write_open_reread_s <s> s", "BENCH write_open_floor_s <s>
- * s" and "BENCH write_open_cache_kept <fraction> ratio", the medians of the
- * runs, and "# ..." notes. Exits 1, printing "# error: ..." and no BENCH
+ * s", "BENCH write_open_cache_kept <fraction> ratio" and "BENCH
+ * shared_write_fault_us <us> us", the medians of the runs (of every store,
+ * for the last), and "# ..." notes. Exits 1, printing "# error: ..." and no BENCH
  * line, when a run could not be made.
  */
 #define _GNU_SOURCE
@@ -222,9 +230,51 @@ static void reread(uint64_t hash, double *secs, double *kept, double *floor_s)
 	       *kept);
 }
 
+#define NR_BLOCKS	(FILE_SIZE >> 21)
+
+/*
+ * The first store into each 2 MiB block through a MAP_SHARED mapping, with
+ * the file's r-x private mapping holding its THPs PMD-mapped meanwhile: the
+ * microseconds of each store, in us[NR_BLOCKS].
+ */
+static void shared_stores(double *us)
+{
+	volatile char *w;
+	char *rx, c;
+	long pmd;
+	double t;
+	int fd, b;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		rothp_bench_fail("open(O_RDWR) %s: %s", path, strerror(errno));
+	rx = rothp_map_aligned(fd, FILE_SIZE, 0, 0, PROT_READ | PROT_EXEC);
+	w = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (rx == MAP_FAILED || w == MAP_FAILED)
+		rothp_bench_fail("mmap %s: %s", path, strerror(errno));
+	for (b = 0; b < (int)NR_BLOCKS; b++)
+		(void)*(volatile char *)(rx + ((size_t)b << 21));
+	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)rx);
+	printf("# before the stores: FilePmdMapped %ld kB of the r-x mapping\n",
+	       pmd < 0 ? -1 : pmd / 1024);
+	for (b = 0; b < (int)NR_BLOCKS; b++) {
+		size_t off = ((size_t)b << 21) + 4096;
+
+		c = rx[off];
+		t = rothp_now();
+		w[off] = c;
+		us[b] = (rothp_now() - t) * 1e6;
+	}
+	munmap((void *)w, FILE_SIZE);
+	munmap(rx, FILE_SIZE);
+	close(fd);
+	printf("# first stores through MAP_SHARED: median %.1f us of %lu blocks\n",
+	       rothp_median(us, NR_BLOCKS), NR_BLOCKS);
+}
+
 int main(int argc, char **argv)
 {
-	double secs[RUNS], kept[RUNS], floor_s[RUNS];
+	double secs[RUNS], kept[RUNS], floor_s[RUNS], store_us[RUNS * NR_BLOCKS];
 	const char *fs;
 	struct utsname u;
 	uint64_t hash;
@@ -255,6 +305,7 @@ int main(int argc, char **argv)
 			rothp_bench_fail("drop_caches: %s", strerror(errno));
 		collapse_file();
 		reread(hash, &secs[i], &kept[i], &floor_s[i]);
+		shared_stores(&store_us[i * NR_BLOCKS]);
 		unlink(path);
 	}
 	path[0] = '\0';
@@ -262,5 +313,6 @@ int main(int argc, char **argv)
 	printf("BENCH write_open_reread_s %.6f s\n", rothp_median(secs, RUNS));
 	printf("BENCH write_open_floor_s %.6f s\n", rothp_median(floor_s, RUNS));
 	printf("BENCH write_open_cache_kept %.4f ratio\n", rothp_median(kept, RUNS));
+	printf("BENCH shared_write_fault_us %.1f us\n", rothp_median(store_us, RUNS * NR_BLOCKS));
 	return 0;
 }
