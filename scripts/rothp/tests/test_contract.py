@@ -12,6 +12,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.ab
 INIT = os.path.join(TOP, 'guest', 'init')
 CONTRACT_SH = os.path.join(TOP, 'scripts', 'contract.sh')
 TESTS_LIST = os.path.join(TOP, 'guest', 'tests.list')
+BENCH_LIST = os.path.join(TOP, 'bench', 'bench.list')
 # say_KEY() { echo "TEXT"; }: one marker of init.
 SAY = re.compile(r'^say_(\w+)\(\) \{ echo "([^"]*)"; \}$')
 # A shell assignment of contract.sh: NAME='VALUE'.
@@ -136,6 +137,19 @@ class StressListTest(unittest.TestCase):
             self.assertEqual(len(w), 5, w)
             self.assertTrue(w[3].startswith('/mnt/') and w[4].isdigit(), w)
         self.assertIn('$3 == "stress"', read(INIT))
+
+
+class ListNamesTest(unittest.TestCase):
+    """A name in the guest's output names one program: the kselftests of
+    tests.list and the benchmarks of bench.list never share one."""
+
+    def test_names_apart(self):
+        def names(path):
+            return {line.split()[0] for line in read(path).splitlines()
+                    if line.strip() and not line.lstrip().startswith('#')}
+        tests, benches = names(TESTS_LIST), names(BENCH_LIST)
+        self.assertTrue(tests and benches)
+        self.assertEqual(tests & benches, set())
 
 
 if __name__ == '__main__':
