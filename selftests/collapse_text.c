@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -76,6 +77,69 @@ static void check_untouched(const struct rothp_case *c, const char *prog)
 	close(fd);
 }
 
+#define TMPFS_DIR	"/mnt/tmpfs"
+#define SHMEM_FILE	TMPFS_DIR "/collapse_text.shmem"
+#define SHMEM_BLOCKS	4
+
+static const char *const shmem_results[] = {
+	"MADV_COLLAPSE maps an untouched tmpfs range as it maps a file's",
+	"the tmpfs mapping reads what was written",
+};
+
+/*
+ * untouched tmpfs: the same with a shmem file on the guest's tmpfs. Patch 8 allocates the
+ * missing page tables in madvise_collapse() for every file collapse, shmem
+ * included: MADV_COLLAPSE of an untouched tmpfs range returns 0 and maps
+ * it with PMDs (ShmemPmdMapped), where 6.12 collapses the page cache and
+ * returns EINVAL.
+ */
+static void check_untouched_shmem(const struct rothp_case *c)
+{
+	const char *skip = NULL, *fs;
+	uint64_t want, state = 0x73686d656dULL;
+	char *res, *p, *buf, knob[16];
+	size_t len = SHMEM_BLOCKS * ROTHP_PMD_SIZE, i;
+	long pmd;
+	int fd, err, large;
+
+	fs = rothp_fs_name(TMPFS_DIR, &large);
+	if (strcmp(fs, "tmpfs")) {
+		ksft_print_msg("untouched tmpfs: %s is %s\n", TMPFS_DIR, fs);
+		for (i = 0; i < (size_t)c->nr; i++)
+			ksft_test_result_skip("untouched tmpfs: no tmpfs mounted on " TMPFS_DIR "\n");
+		return;
+	}
+	buf = malloc(len);
+	if (!buf)
+		ksft_exit_fail_msg("untouched tmpfs: out of memory\n");
+	for (i = 0; i < len / sizeof(uint64_t); i++)
+		((uint64_t *)buf)[i] = rothp_rand64(&state);
+	want = rothp_hash(buf, len);
+	fd = open(SHMEM_FILE, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, buf, len) != (ssize_t)len)
+		ksft_exit_fail_msg("untouched tmpfs: writing %s: %s\n", SHMEM_FILE, strerror(errno));
+	free(buf);
+	res = mmap(NULL, 2 * PUD_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		   -1, 0);
+	if (res == MAP_FAILED)
+		ksft_exit_fail_msg("untouched tmpfs: reserving 2 GiB: %s\n", strerror(errno));
+	p = (char *)(((unsigned long)res + PUD_SIZE - 1) & ~(PUD_SIZE - 1));
+	if (mmap(p, len, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) != p)
+		ksft_exit_fail_msg("untouched tmpfs: mapping %s: %s\n", SHMEM_FILE, strerror(errno));
+
+	rothp_madv_collapse(p, len, &err);
+	pmd = rothp_smaps_field(getpid(), (unsigned long)p, "ShmemPmdMapped");
+	ksft_print_msg("untouched tmpfs: %d blocks at %p: MADV_COLLAPSE %s, ShmemPmdMapped %ld kB\n",
+		       SHMEM_BLOCKS, p, err ? strerror(err) : "0", pmd / 1024);
+	if (err == EINVAL && rothp_thp_read_str(ROTHP_PROMPT_KNOB, knob, sizeof(knob)))
+		skip = NO_PUD_MAP;
+	rothp_report(c, 0, skip, !err && pmd == (long)len);
+	rothp_report(c, 1, NULL, rothp_hash(p, len) == want);
+	munmap(res, 2 * PUD_SIZE);
+	close(fd);
+	unlink(SHMEM_FILE);
+}
+
 static const char *const collapse_results[] = {
 	"MADV_COLLAPSE of the text returns 0",
 	"text has at least %d eligible 2 MiB blocks",
@@ -93,12 +157,13 @@ static const char *const end_results[] = {
 };
 
 /* The parts, in the order main() runs them. */
-enum part { COLLAPSE, REFAULT, UNTOUCHED, END };
+enum part { COLLAPSE, REFAULT, UNTOUCHED, UNTOUCHED_SHMEM, END };
 
 static const struct rothp_case cases[] = {
 	[COLLAPSE] = ROTHP_CASE("collapse", collapse_results),
 	[REFAULT] = ROTHP_CASE("refault", refault_results),
 	[UNTOUCHED] = ROTHP_CASE("untouched", untouched_results),
+	[UNTOUCHED_SHMEM] = ROTHP_CASE(NULL, shmem_results),
 	[END] = ROTHP_CASE(NULL, end_results),
 };
 
@@ -151,6 +216,7 @@ int main(int argc, char **argv)
 	textproc_check_case(c, 1, &second);
 
 	check_untouched(&cases[UNTOUCHED], prog);
+	check_untouched_shmem(&cases[UNTOUCHED_SHMEM]);
 
 	stop1 = textproc_stop(&first);
 	stop2 = textproc_stop(&second);
