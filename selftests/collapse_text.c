@@ -32,6 +32,25 @@ static const char *const untouched_results[] = {
 };
 
 /*
+ * Map len bytes of fd at the start of a 1 GiB where nothing else is mapped,
+ * so that no page table exists above its PMDs: a PROT_NONE reservation of
+ * 2 GiB maps nothing. *res is the reservation, for munmap() of 2 GiB.
+ */
+static char *map_alone(const char *what, int fd, size_t len, int prot, int flags, char **res)
+{
+	char *p;
+
+	*res = mmap(NULL, 2 * PUD_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		    -1, 0);
+	if (*res == MAP_FAILED)
+		ksft_exit_fail_msg("%s: reserving 2 GiB: %s\n", what, strerror(errno));
+	p = (char *)(((unsigned long)*res + PUD_SIZE - 1) & ~(PUD_SIZE - 1));
+	if (mmap(p, len, prot, flags | MAP_FIXED, fd, 0) != p)
+		ksft_exit_fail_msg("%s: mapping: %s\n", what, strerror(errno));
+	return p;
+}
+
+/*
  * untouched: the program's file mapped where nothing else is mapped in the
  * same 1 GiB, then MADV_COLLAPSE before any access. Nothing has allocated a
  * page table there, and 6.12's collapse_pte_mapped_thp() gives up on a
@@ -53,14 +72,7 @@ static void check_untouched(const struct rothp_case *c, const char *prog)
 		ksft_exit_fail_msg("untouched: %s: %s\n", prog, strerror(errno));
 	blocks = st.st_size / ROTHP_PMD_SIZE;
 	len = blocks * ROTHP_PMD_SIZE;
-	/* A reservation maps nothing, so it allocates no page table. */
-	res = mmap(NULL, 2 * PUD_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		   -1, 0);
-	if (res == MAP_FAILED)
-		ksft_exit_fail_msg("untouched: reserving 2 GiB: %s\n", strerror(errno));
-	p = (char *)(((unsigned long)res + PUD_SIZE - 1) & ~(PUD_SIZE - 1));
-	if (mmap(p, len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd, 0) != p)
-		ksft_exit_fail_msg("untouched: mapping %s: %s\n", prog, strerror(errno));
+	p = map_alone("untouched", fd, len, PROT_READ | PROT_EXEC, MAP_PRIVATE, &res);
 	if (rothp_file_hash(fd, 0, len, &want))
 		ksft_exit_fail_msg("untouched: reading %s: %s\n", prog, strerror(errno));
 
@@ -119,13 +131,7 @@ static void check_untouched_shmem(const struct rothp_case *c)
 	if (fd < 0 || write(fd, buf, len) != (ssize_t)len)
 		ksft_exit_fail_msg("untouched tmpfs: writing %s: %s\n", SHMEM_FILE, strerror(errno));
 	free(buf);
-	res = mmap(NULL, 2 * PUD_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		   -1, 0);
-	if (res == MAP_FAILED)
-		ksft_exit_fail_msg("untouched tmpfs: reserving 2 GiB: %s\n", strerror(errno));
-	p = (char *)(((unsigned long)res + PUD_SIZE - 1) & ~(PUD_SIZE - 1));
-	if (mmap(p, len, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) != p)
-		ksft_exit_fail_msg("untouched tmpfs: mapping %s: %s\n", SHMEM_FILE, strerror(errno));
+	p = map_alone("untouched tmpfs", fd, len, PROT_READ, MAP_SHARED, &res);
 
 	rothp_madv_collapse(p, len, &err);
 	pmd = rothp_smaps_field(getpid(), (unsigned long)p, "ShmemPmdMapped");
