@@ -1,0 +1,1117 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * write_race <dir>: writes racing MADV_COLLAPSE, and a write whose THP split
+ * runs out of memory, never lose or corrupt data. It works on a copy of
+ * textprog in <dir>, made afresh for each case and never executed, whose
+ * whole 2 MiB blocks are made read-only file THPs by MADV_COLLAPSE of an r-x
+ * private mapping (the file not open for write then); the copy is removed
+ * at the end. A model in memory holds what the file must contain, and every
+ * read-back is compared with it byte for byte: a difference (stale bytes,
+ * zeros where data was written or where the file had data) fails, with its
+ * offset printed. THP "enabled" is "never" meanwhile, so that only the
+ * test's MADV_COLLAPSE makes THPs.
+ *
+ * The race cases run rounds of SLICE_MS for RACE_SECONDS (or MAX_ROUNDS):
+ * each round forks a writer and a collapser, pinned to two different CPUs
+ * (fewer than two usable CPUs fails the test: the harness gives the guest
+ * two). The writer works for the first WRITE_MS of the round, reading back
+ * each write at once, then writes the file back (fdatasync) and pauses, so
+ * that collapses can succeed in the rest of the round. The collapser maps
+ * the copy r-x, touches every page and calls MADV_COLLAPSE on each block in
+ * turn until the round ends; EAGAIN, EBUSY, EINVAL and ENOMEM are counted
+ * (a writer has the file open, a folio is busy), any other errno fails.
+ * Between rounds, with both children gone, pread() of the whole file and
+ * the parent's r-x mapping must match the model; after the last round, so
+ * must the file read back from the disk. At least one MADV_COLLAPSE must
+ * have returned 0 during the race, or the race did not happen.
+ *
+ *  odirect  the writer opens the copy O_RDWR | O_DIRECT and writes 4 KiB
+ *           of a new pattern from an aligned buffer into 1 to
+ *           DIRECT_WRITES random pages of the THP-backed blocks, then
+ *           closes it. Skipped if the file system refuses O_DIRECT.
+ *  punch    the writer punches a hole of 1 to PUNCH_PAGES pages inside a
+ *           block (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE: zeros in the
+ *           model) and, half of the time, refills part of it with pwrite().
+ *           Skipped if the file system cannot punch holes (EOPNOTSUPP).
+ *  open     the writer opens the copy O_RDWR (a quarter of the time
+ *           O_WRONLY) and, half of the time, writes one page with
+ *           pwrite(), else only closes it.
+ *
+ * On 6.12, an open for write of an ext4 file with THPs truncates its whole
+ * page cache (do_dentry_open()), and the collapser makes the THPs again
+ * from the disk. With the series, the open leaves them; a write splits the
+ * THP it reaches (__filemap_get_folio() for FGP_WRITE or FGP_CREAT, a
+ * shared write fault), or drops it from the page cache if it will not
+ * split. A punched hole and an O_DIRECT write split or drop it as they do
+ * any large folio, on both kernels. On xfs, which has large folios, writes
+ * go through the THPs on both. Both kernels must pass every race case.
+ *
+ *  nomem    failslab (CONFIG_FAILSLAB, kernel-config/fault-inject.config)
+ *           fails one allocation (times 1) of the radix_tree_node cache
+ *           (cache-filter; having a constructor, it is never merged with
+ *           another cache) by this task alone (task-filter, with
+ *           /proc/self/make-it-fail set just around the write), sleeping
+ *           allocations included (ignore-gfp-wait N). The copy is opened
+ *           O_RDWR and its timestamps updated before anything is armed;
+ *           then a pwrite() into the PMD-mapped THP of block
+ *           NOMEM_PWRITE_BLOCK, and a store through a new MAP_SHARED
+ *           mapping (its first fault) into that of NOMEM_STORE_BLOCK, must
+ *           land: pread() and the r-x mapping read what was written, the
+ *           rest of the file unchanged, on both kernels. With the series,
+ *           on a file system without large folios, the split of the THP
+ *           allocates the xarray nodes of its base pages first
+ *           (xas_split_alloc() in split_huge_page_to_list_to_order()):
+ *           that fails, so the THP is dropped from the page cache instead
+ *           (thp_file_drop_on_write +1, thp_file_split_on_write +0) and
+ *           failslab's times reaches 0; the counters and times are
+ *           printed. Those two checks skip on 6.12, whose open already
+ *           dropped every THP (the failure may go to the xarray node of a
+ *           new page then, which xas_nomem() retries), and on xfs, which
+ *           writes through the THP. The failslab knobs and make-it-fail are
+ *           saved before they are changed and restored at the end of the
+ *           case, at exit and on SIGINT/SIGTERM; a SIGBUS of the store is
+ *           caught. No debugfs on /sys/kernel/debug skips the case; debugfs
+ *           without failslab fails it.
+ *
+ * The results are named in the tables below, the nomem write results once
+ * for each way of writing: the plan is their sum.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+
+#include <linux/magic.h>
+
+#include "kselftest.h"
+#include "rothp_util.h"
+
+#ifndef DEBUGFS_MAGIC
+#define DEBUGFS_MAGIC		0x64626720
+#endif
+
+#define COPY_NAME		"write_race.copy"
+#define PAGE			ROTHP_PAGE_SIZE
+#define PMD			ROTHP_PMD_SIZE
+
+/* A race case: rounds until RACE_SECONDS have passed or MAX_ROUNDS ran. */
+#define RACE_SECONDS		20
+#define MAX_ROUNDS		40
+/* A round: the writer works for WRITE_MS of SLICE_MS, then pauses. */
+#define SLICE_MS		3000
+#define WRITE_MS		1500
+/* At most this long between two opens of the writer. */
+#define STEP_GAP_US		20000
+/* How long a child may take past the end of its round. */
+#define CHILD_GRACE_MS		(120 * 1000)
+/* Errors the children print per round; all are counted. */
+#define MAX_REPORTS		8
+#define DIRECT_WRITES		4
+#define PUNCH_PAGES		16
+
+/* nomem: the blocks written to, and where in them. */
+#define NOMEM_PWRITE_BLOCK	1
+#define NOMEM_STORE_BLOCK	2
+#define NOMEM_OFF		(20UL << 10)
+
+#define DEBUGFS			"/sys/kernel/debug"
+#define FAILSLAB		DEBUGFS "/failslab/"
+#define SLAB_FILTER		"/sys/kernel/slab/radix_tree_node/failslab"
+#define MAKE_IT_FAIL		"/proc/self/make-it-fail"
+
+/* The collapser's expected refusals: counted, not failed. */
+enum refusal { REF_EAGAIN, REF_EBUSY, REF_EINVAL, REF_ENOMEM, NR_REFUSALS };
+static const int refusal_errno[NR_REFUSALS] = { EAGAIN, EBUSY, EINVAL, ENOMEM };
+static const char *const refusal_name[NR_REFUSALS] = { "EAGAIN", "EBUSY", "EINVAL", "ENOMEM" };
+
+/* What the writer and the collapser count, in memory shared with them. */
+struct race_stat {
+	long steps;		/* writer: opens of the copy */
+	long writes;		/* writer: writes and punches done */
+	long mismatches;	/* writer: read-backs unlike the model */
+	long no_punch;		/* writer: fallocate() said EOPNOTSUPP */
+	long passes;		/* collapser: passes over every block */
+	long calls;		/* collapser: MADV_COLLAPSE calls */
+	long collapsed;		/* ... that returned 0 */
+	long made;		/* ... and PMD-mapped one more block */
+	long refused[NR_REFUSALS];
+	long errors;		/* both: unexpected errors */
+	long reports;		/* both: errors printed this round */
+	int cpu[2];		/* the CPU of the writer [0] and the collapser [1], or -1 */
+};
+
+/* The writer's open files and buffers. */
+struct writer {
+	int rfd;		/* the copy, read-only: read-backs, fdatasync */
+	char *buf;		/* what is written, PUNCH_PAGES pages, aligned */
+	char *rbuf;		/* what is read back */
+};
+
+struct wr_case {
+	struct rothp_case rc;
+	void (*run)(const struct wr_case *c);
+	void (*step)(struct writer *w);	/* a race case's writer: one open */
+	const char *(*probe)(void);	/* why a race case cannot run, or NULL */
+};
+
+static char prog[PATH_MAX], copy[PATH_MAX];
+/* textprog's bytes, and how a difference from the model is said */
+static struct rothp_orig orig = { .say_written = true };
+static char *model;		/* what the copy must hold, shared with the writer */
+static size_t fsize;		/* the copy's size */
+static size_t len;		/* its whole 2 MiB blocks, from offset 0 */
+static long nblk;
+static struct race_stat *st;
+static uint64_t rnd_state;
+static int large;		/* large folios: 1, none: 0, unknown: -1 */
+static bool patched;		/* the kernel has the series' counters */
+
+static long stat_get(long *p)
+{
+	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+static void stat_add(long *p, long n)
+{
+	__atomic_add_fetch(p, n, __ATOMIC_SEQ_CST);
+}
+
+/* An unexpected error in a child: counted, printed the first MAX_REPORTS times a round. */
+static __printf(1, 2) void race_error(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	stat_add(&st->errors, 1);
+	if (__atomic_add_fetch(&st->reports, 1, __ATOMIC_SEQ_CST) > MAX_REPORTS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ksft_print_msg("[%d] %s\n", (int)getpid(), msg);
+}
+
+static unsigned long rnd(unsigned long n)
+{
+	return n ? rothp_rand64(&rnd_state) % n : 0;
+}
+
+static size_t min_size(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+/* n bytes (a multiple of 8) of a pattern never written before. */
+static void fill_pattern(char *buf, size_t n)
+{
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < n; i += sizeof(v)) {
+		v = rothp_rand64(&rnd_state);
+		memcpy(buf + i, &v, sizeof(v));
+	}
+}
+
+static const char *io_error(ssize_t n)
+{
+	return n < 0 ? strerror(errno) : "short";
+}
+
+static int pread_full(int fd, char *buf, size_t n, off_t off)
+{
+	ssize_t r;
+
+	while (n) {
+		r = pread(fd, buf, n, off);
+		if (r <= 0) {
+			if (!r)
+				errno = ENODATA;	/* the file is shorter */
+			return -1;
+		}
+		buf += r;
+		off += r;
+		n -= r;
+	}
+	return 0;
+}
+
+/* Do the n bytes at buf, file offset off, match the model? Says where not. */
+static bool same_as_model(const char *who, const char *buf, size_t off, size_t n)
+{
+	if (!memcmp(buf, model + off, n))
+		return true;
+	rothp_report_difference(&orig, who, buf, model, off, n);
+	return false;
+}
+
+/* The whole file, by pread(), against the model. */
+static bool file_matches(int fd, const char *who)
+{
+	char *buf = malloc(ROTHP_IO_CHUNK);
+	bool same = true;
+	struct stat sb;
+	size_t off, n;
+
+	if (!buf)
+		ksft_exit_fail_msg("malloc: %s\n", strerror(errno));
+	if (fstat(fd, &sb)) {
+		ksft_print_msg("%s: fstat: %s\n", who, strerror(errno));
+		same = false;
+	} else if ((size_t)sb.st_size != fsize) {
+		ksft_print_msg("%s: size %lld, expected %zu\n", who, (long long)sb.st_size, fsize);
+		same = false;
+	}
+	for (off = 0; same && off < fsize; off += n) {
+		n = min_size(fsize - off, ROTHP_IO_CHUNK);
+		if (pread_full(fd, buf, n, off)) {
+			ksft_print_msg("%s: pread at %#zx: %s\n", who, off, strerror(errno));
+			same = false;
+		} else {
+			same = same_as_model(who, buf, off, n);
+		}
+	}
+	free(buf);
+	return same;
+}
+
+/* The r-x mapping of the whole blocks against the model. */
+static bool map_matches(const char *p, const char *who)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "%s, the r-x mapping", who);
+	return same_as_model(name, p, 0, len);
+}
+
+/*
+ * Writer: read [off, off + n) back at once; a difference is a mismatch,
+ * printed the first MAX_REPORTS times a round.
+ */
+static void read_back(struct writer *w, size_t off, size_t n, const char *who)
+{
+	if (pread_full(w->rfd, w->rbuf, n, off)) {
+		race_error("%s: pread at %#zx: %s", who, off, strerror(errno));
+		return;
+	}
+	if (!memcmp(w->rbuf, model + off, n))
+		return;
+	stat_add(&st->mismatches, 1);
+	if (__atomic_add_fetch(&st->reports, 1, __ATOMIC_SEQ_CST) <= MAX_REPORTS)
+		rothp_report_difference(&orig, who, w->rbuf, model, off, n);
+}
+
+/* Writer: after a failed write, the model takes what the file holds. */
+static void resync(struct writer *w, size_t off, size_t n)
+{
+	if (pread_full(w->rfd, model + off, n, off))
+		race_error("pread at %#zx, for the model: %s", off, strerror(errno));
+}
+
+/* Writer: a random page of the whole blocks. */
+static size_t random_page(void)
+{
+	return rnd(len / PAGE) * PAGE;
+}
+
+/* odirect: 1 to DIRECT_WRITES aligned pages of a new pattern, one open. */
+static void step_odirect(struct writer *w)
+{
+	int fd, i, n = 1 + rnd(DIRECT_WRITES);
+	size_t off;
+	ssize_t r;
+
+	fd = open(copy, O_RDWR | O_DIRECT);
+	if (fd < 0) {
+		race_error("open O_RDWR | O_DIRECT: %s", strerror(errno));
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		off = random_page();
+		fill_pattern(w->buf, PAGE);
+		r = pwrite(fd, w->buf, PAGE, off);
+		if (r != (ssize_t)PAGE) {
+			race_error("O_DIRECT pwrite at %#zx: %s", off, io_error(r));
+			resync(w, off, PAGE);
+			continue;
+		}
+		memcpy(model + off, w->buf, PAGE);
+		st->writes++;
+		read_back(w, off, PAGE, "odirect: the writer's read-back");
+	}
+	if (close(fd))
+		race_error("close: %s", strerror(errno));
+}
+
+/* punch: a hole inside a block, half of the time partly refilled. */
+static void step_punch(struct writer *w)
+{
+	size_t b = rnd(nblk), first = rnd(PMD / PAGE), pages, off, hole, k, m;
+	ssize_t r;
+	int fd;
+
+	pages = 1 + rnd(min_size(PUNCH_PAGES, PMD / PAGE - first));
+	off = b * PMD + first * PAGE;
+	hole = pages * PAGE;
+	fd = open(copy, O_RDWR);
+	if (fd < 0) {
+		race_error("open O_RDWR: %s", strerror(errno));
+		return;
+	}
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, hole)) {
+		if (errno == EOPNOTSUPP)
+			st->no_punch = 1;
+		else
+			race_error("punching %#zx bytes at %#zx: %s", hole, off, strerror(errno));
+		resync(w, off, hole);
+	} else {
+		memset(model + off, 0, hole);
+		st->writes++;
+		read_back(w, off, hole, "punch: the hole, read back");
+	}
+	if (rnd(2)) {
+		k = rnd(pages);
+		m = 1 + rnd(pages - k);
+		fill_pattern(w->buf, m * PAGE);
+		r = pwrite(fd, w->buf, m * PAGE, off + k * PAGE);
+		if (r != (ssize_t)(m * PAGE)) {
+			race_error("refilling %#zx bytes at %#zx: %s", m * PAGE, off + k * PAGE,
+				   io_error(r));
+			resync(w, off + k * PAGE, m * PAGE);
+		} else {
+			memcpy(model + off + k * PAGE, w->buf, m * PAGE);
+			st->writes++;
+			read_back(w, off + k * PAGE, m * PAGE, "punch: the refill, read back");
+		}
+	}
+	if (rnd(2) && fsync(fd))
+		race_error("fsync: %s", strerror(errno));
+	if (close(fd))
+		race_error("close: %s", strerror(errno));
+}
+
+/* open: an open for write, half of the time with one page written. */
+static void step_open(struct writer *w)
+{
+	int fd, flags = rnd(4) ? O_RDWR : O_WRONLY;
+	size_t off;
+	ssize_t r;
+
+	fd = open(copy, flags);
+	if (fd < 0) {
+		race_error("open %s: %s", flags == O_RDWR ? "O_RDWR" : "O_WRONLY",
+			   strerror(errno));
+		return;
+	}
+	if (rnd(2)) {
+		off = random_page();
+		fill_pattern(w->buf, PAGE);
+		r = pwrite(fd, w->buf, PAGE, off);
+		if (r != (ssize_t)PAGE) {
+			race_error("pwrite at %#zx: %s", off, io_error(r));
+			resync(w, off, PAGE);
+		} else {
+			memcpy(model + off, w->buf, PAGE);
+			st->writes++;
+			read_back(w, off, PAGE, "open: the writer's read-back");
+		}
+		if (rnd(2) && fsync(fd))
+			race_error("fsync: %s", strerror(errno));
+	}
+	if (close(fd))
+		race_error("close: %s", strerror(errno));
+}
+
+/* Pin the calling child to the index-th usable CPU; role 0 writer, 1 collapser. */
+static void pin_child(int index, int role)
+{
+	int cpu = rothp_spread(index);
+
+	st->cpu[role] = cpu;
+	if (cpu < 0)
+		race_error("%s: cannot pin to a CPU: %s", role ? "collapser" : "writer",
+			   strerror(errno));
+}
+
+/* The writer of a round: steps until write_end, then fdatasync, then exit. */
+static void run_writer(void (*step)(struct writer *w), double write_end)
+{
+	struct writer w;
+	void *buf, *rbuf;
+
+	w.rfd = open(copy, O_RDONLY);
+	if (w.rfd < 0 || posix_memalign(&buf, PAGE, PUNCH_PAGES * PAGE) ||
+	    posix_memalign(&rbuf, PAGE, PUNCH_PAGES * PAGE)) {
+		race_error("writer: cannot start: %s", strerror(errno));
+		_exit(1);
+	}
+	w.buf = buf;
+	w.rbuf = rbuf;
+	while (rothp_now() < write_end && !st->no_punch) {
+		step(&w);
+		st->steps++;
+		usleep(rnd(STEP_GAP_US));
+	}
+	/* Written back, the file can be collapsed in the rest of the round. */
+	if (fdatasync(w.rfd))
+		race_error("fdatasync: %s", strerror(errno));
+	_exit(0);
+}
+
+/* One MADV_COLLAPSE of block b of the mapping p, counted. */
+static void collapse_block(char *p, long b)
+{
+	long before, after;
+	int i;
+
+	before = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	st->calls++;
+	if (!madvise(p + b * PMD, PMD, MADV_COLLAPSE)) {
+		st->collapsed++;
+		after = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+		if (after > before)
+			st->made++;
+		return;
+	}
+	for (i = 0; i < NR_REFUSALS; i++) {
+		if (errno == refusal_errno[i]) {
+			st->refused[i]++;
+			return;
+		}
+	}
+	race_error("MADV_COLLAPSE of block %ld: %s", b, strerror(errno));
+}
+
+/* The collapser of a round: touch and collapse every block until slice_end. */
+static void run_collapser(double slice_end)
+{
+	long i, b0;
+	int fd;
+	char *p;
+
+	fd = open(copy, O_RDONLY);
+	p = fd < 0 ? MAP_FAILED : rothp_map_aligned(fd, len, 0, 0, PROT_READ | PROT_EXEC);
+	if (p == MAP_FAILED) {
+		race_error("collapser: cannot map %s: %s", copy, strerror(errno));
+		_exit(1);
+	}
+	while (rothp_now() < slice_end) {
+		rothp_touch(p, len, PAGE);
+		b0 = rnd(nblk);
+		for (i = 0; i < nblk && rothp_now() < slice_end; i++)
+			collapse_block(p, (b0 + i) % nblk);
+		st->passes++;
+	}
+	munmap(p, len);
+	close(fd);
+	_exit(0);
+}
+
+static pid_t fork_child(void)
+{
+	pid_t pid;
+
+	fflush(NULL);	/* the child must not print what the parent buffered */
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	return pid;
+}
+
+/* Reap a child, killed if it runs past deadline: true if it exited with status 0. */
+static bool reap(pid_t pid, double deadline, const char *who)
+{
+	int status;
+	pid_t got;
+
+	for (;;) {
+		got = waitpid(pid, &status, WNOHANG);
+		if (got)
+			break;
+		if (rothp_now() > deadline) {
+			ksft_print_msg("%s is still running %d s after its round, killing it\n",
+				       who, CHILD_GRACE_MS / 1000);
+			kill(pid, SIGKILL);
+			got = waitpid(pid, &status, 0);
+			break;
+		}
+		usleep(10 * 1000);
+	}
+	if (got < 0) {
+		ksft_print_msg("%s: waitpid: %s\n", who, strerror(errno));
+		return false;
+	}
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return true;
+	if (WIFSIGNALED(status))
+		ksft_print_msg("%s killed by signal %d\n", who, WTERMSIG(status));
+	else
+		ksft_print_msg("%s exited with status %d\n", who, WEXITSTATUS(status));
+	return false;
+}
+
+/* A new copy of textprog, with no page cache, and the model reset to it. */
+static void make_copy(void)
+{
+	if (rothp_scratch_copy(prog, copy))
+		ksft_exit_fail_msg("copy %s to %s: %s\n", prog, copy, strerror(errno));
+	memcpy(model, orig.buf, fsize);
+}
+
+/*
+ * Open the copy read-only, map its whole blocks r-x private at a 2 MiB
+ * aligned address (*p), touch and collapse them: result 0 of c, every
+ * block PMD-mapped. Returns the file descriptor.
+ */
+static int collapse_copy(const struct rothp_case *c, char **p)
+{
+	int fd = rothp_open_checked(copy, O_RDONLY);
+	long pmd;
+	int rc, err;
+
+	*p = rothp_map_text(fd, len);
+	rothp_touch(*p, len, PAGE);
+	rc = rothp_madv_collapse(*p, len, &err);
+	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)*p);
+	ksft_print_msg("%s: MADV_COLLAPSE rc %d (%s), FilePmdMapped %ld of %zu kB\n", c->name, rc,
+		       rc ? strerror(err) : "ok", pmd / 1024, len >> 10);
+	rothp_report(c, 0, NULL, !rc && pmd == (long)len);
+	return fd;
+}
+
+/* munmap p, write back, drop caches, then read the copy from the disk. */
+static bool disk_matches(const char *name, int fd, char *p)
+{
+	char who[64];
+
+	munmap(p, len);
+	if (rothp_drop_caches())
+		ksft_print_msg("%s: drop_caches: %s\n", name, strerror(errno));
+	snprintf(who, sizeof(who), "%s, from the disk", name);
+	return file_matches(fd, who);
+}
+
+static const char *probe_odirect(void)
+{
+	int fd = open(copy, O_RDWR | O_DIRECT);
+
+	if (fd >= 0) {
+		close(fd);
+		return NULL;
+	}
+	if (errno == EINVAL)
+		return "the file system refuses O_DIRECT (EINVAL)";
+	ksft_exit_fail_msg("open %s O_RDWR | O_DIRECT: %s\n", copy, strerror(errno));
+}
+
+/* Punch a page of block 0 and write it back, before anything is collapsed. */
+static const char *probe_punch(void)
+{
+	int fd = rothp_open_checked(copy, O_RDWR);
+	const char *why = NULL;
+
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, PAGE)) {
+		if (errno != EOPNOTSUPP)
+			ksft_exit_fail_msg("punching a hole in %s: %s\n", copy, strerror(errno));
+		why = "the file system cannot punch holes (EOPNOTSUPP)";
+	} else if (pwrite(fd, orig.buf, PAGE, 0) != (ssize_t)PAGE || fsync(fd)) {
+		ksft_exit_fail_msg("refilling the hole in %s: %s\n", copy, strerror(errno));
+	}
+	close(fd);
+	return why;
+}
+
+static const char *const race_results[] = {
+	"MADV_COLLAPSE makes every 2 MiB block of the copy a PMD-mapped THP before the race",
+	"writer and collapser, pinned to two different CPUs, exit with status 0 every round",
+	"no unexpected error (MADV_COLLAPSE may fail with EAGAIN, EBUSY, EINVAL, ENOMEM)",
+	"the writer's read-backs, pread and the r-x mapping match the model (rounds: %ld)",
+	"a collapse succeeded during the race",
+	"the copy read from the disk after drop_caches matches the model",
+};
+
+static void race_case(const struct wr_case *c)
+{
+	const struct rothp_case *rc = &c->rc;
+	double start, deadline, t0, slice_end;
+	bool children = true, same = true;
+	const char *skip = NULL;
+	char who[64];
+	pid_t writer, collapser;
+	long rounds = 0;
+	int fd, i;
+	char *p;
+
+	make_copy();
+	if (c->probe)
+		skip = c->probe();
+	if (skip) {
+		for (i = 0; i < rc->nr; i++)
+			rothp_report(rc, i, skip, false, 0L);
+		rothp_scratch_remove(copy);
+		return;
+	}
+	fd = collapse_copy(rc, &p);
+	memset(st, 0, sizeof(*st));
+
+	start = rothp_now();
+	deadline = start + RACE_SECONDS;
+	while (rounds < MAX_ROUNDS && rothp_now() < deadline && same) {
+		t0 = rothp_now();
+		slice_end = t0 + SLICE_MS / 1000.0;
+		st->reports = 0;
+		st->cpu[0] = -1;
+		st->cpu[1] = -1;
+		/* The two swap CPUs each round. */
+		writer = fork_child();
+		if (!writer) {
+			pin_child(rounds & 1, 0);
+			rnd_state = ((uint64_t)getpid() << 32) ^ (uint64_t)(t0 * 1e9);
+			run_writer(c->step, t0 + WRITE_MS / 1000.0);
+		}
+		collapser = fork_child();
+		if (!collapser) {
+			pin_child(!(rounds & 1), 1);
+			rnd_state = ((uint64_t)getpid() << 32) ^ (uint64_t)(t0 * 1e9) ^ 1;
+			run_collapser(slice_end);
+		}
+		snprintf(who, sizeof(who), "%s: round %ld's writer", rc->name, rounds);
+		children &= reap(writer, slice_end + CHILD_GRACE_MS / 1000.0, who);
+		snprintf(who, sizeof(who), "%s: round %ld's collapser", rc->name, rounds);
+		children &= reap(collapser, slice_end + CHILD_GRACE_MS / 1000.0, who);
+		if (st->cpu[0] < 0 || st->cpu[1] < 0 || st->cpu[0] == st->cpu[1]) {
+			ksft_print_msg("%s: round %ld: writer on CPU %d, collapser on CPU %d\n",
+				       rc->name, rounds, st->cpu[0], st->cpu[1]);
+			children = false;
+		}
+		rounds++;
+		/* Both are gone: the file and the mapping must read as the model. */
+		snprintf(who, sizeof(who), "%s: after round %ld", rc->name, rounds);
+		same = file_matches(fd, who);
+		same = map_matches(p, who) && same;
+	}
+
+	ksft_print_msg("%s: %ld rounds in %.1f s, %ld unexpected errors\n", rc->name, rounds,
+		       rothp_now() - start, stat_get(&st->errors));
+	ksft_print_msg("%s: writer: %ld opens, %ld writes, %ld read-backs unlike the model\n",
+		       rc->name, st->steps, st->writes, st->mismatches);
+	ksft_print_msg("%s: collapser: %ld passes, %ld calls, %ld returned 0 (%ld made a THP)\n",
+		       rc->name, st->passes, st->calls, st->collapsed, st->made);
+	ksft_print_msg("%s: collapser refused: %s %ld, %s %ld, %s %ld, %s %ld\n", rc->name,
+		       refusal_name[0], st->refused[0], refusal_name[1], st->refused[1],
+		       refusal_name[2], st->refused[2], refusal_name[3], st->refused[3]);
+	if (st->no_punch)
+		ksft_print_msg("%s: fallocate(PUNCH_HOLE) said EOPNOTSUPP during the race\n",
+			       rc->name);
+	if (!st->collapsed)
+		ksft_print_msg("%s: no MADV_COLLAPSE returned 0: the race did not happen\n",
+			       rc->name);
+	rothp_report(rc, 1, NULL, children && rounds > 0);
+	rothp_report(rc, 2, NULL, !stat_get(&st->errors) && !st->no_punch);
+	rothp_report(rc, 3, NULL, same && !st->mismatches && st->writes > 0, rounds);
+	rothp_report(rc, 4, NULL, st->collapsed > 0);
+	rothp_report(rc, 5, NULL, disk_matches(rc->name, fd, p));
+	close(fd);
+	rothp_scratch_remove(copy);
+}
+
+/*
+ * nomem: the failslab knobs, with the values they get, in the order they
+ * are written and saved; restored in the reverse order, make-it-fail and
+ * the probability first. The cache filter names radix_tree_node, whose
+ * constructor keeps it from being merged with another cache.
+ */
+static const struct {
+	const char *path;
+	const char *val;
+} failslab_knobs[] = {
+	{ SLAB_FILTER, "1" },
+	{ FAILSLAB "task-filter", "Y" },
+	{ FAILSLAB "cache-filter", "Y" },
+	{ FAILSLAB "ignore-gfp-wait", "N" },
+	{ FAILSLAB "space", "0" },
+	{ FAILSLAB "verbose", "1" },
+	{ FAILSLAB "interval", "1" },
+	{ FAILSLAB "times", "1" },
+	{ FAILSLAB "probability", "100" },
+};
+
+#define NR_SAVED_KNOBS	(ARRAY_SIZE(failslab_knobs) + 1)	/* and make-it-fail */
+
+static char saved_val[NR_SAVED_KNOBS][64];
+static int mif_fd = -1;		/* MAKE_IT_FAIL, open for write */
+static sigjmp_buf bus_env;
+
+static const char *saved_path(size_t i)
+{
+	return i < ARRAY_SIZE(failslab_knobs) ? failslab_knobs[i].path : MAKE_IT_FAIL;
+}
+
+/* Save every knob: restored by rothp_file_restore(), at exit and on signals. */
+static void failslab_save(void)
+{
+	size_t i;
+
+	for (i = 0; i < NR_SAVED_KNOBS; i++) {
+		if (rothp_read_line(saved_path(i), saved_val[i], sizeof(saved_val[i])) ||
+		    rothp_file_save(saved_path(i)))
+			ksft_exit_fail_msg("cannot save %s: %s\n", saved_path(i), strerror(errno));
+	}
+}
+
+/* Do the knobs read as saved? Says which does not. */
+static bool failslab_restored(void)
+{
+	char val[64];
+	bool same = true;
+	size_t i;
+
+	for (i = 0; i < NR_SAVED_KNOBS; i++) {
+		if (rothp_read_line(saved_path(i), val, sizeof(val)) || strcmp(val, saved_val[i])) {
+			ksft_print_msg("nomem: %s reads '%s', was '%s'\n", saved_path(i), val,
+				       saved_val[i]);
+			same = false;
+		}
+	}
+	return same;
+}
+
+/* One radix_tree_node allocation of a task with make-it-fail will fail. */
+static void failslab_arm(void)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(failslab_knobs); i++) {
+		if (rothp_write_text(failslab_knobs[i].path, failslab_knobs[i].val))
+			ksft_exit_fail_msg("cannot arm failslab\n");
+	}
+}
+
+static void make_it_fail(bool on)
+{
+	if (write(mif_fd, on ? "1" : "0", 1) != 1)
+		ksft_exit_fail_msg("%s: %s\n", MAKE_IT_FAIL, strerror(errno));
+}
+
+static void failslab_disarm(void)
+{
+	make_it_fail(false);
+	if (rothp_write_text(FAILSLAB "probability", "0"))
+		ksft_exit_fail_msg("cannot disarm failslab\n");
+}
+
+/* At exit, before the saved knobs are restored. */
+static void disarm_at_exit(void)
+{
+	if (mif_fd >= 0 && write(mif_fd, "0", 1) != 1)
+		fprintf(stderr, "%s: %s\n", MAKE_IT_FAIL, strerror(errno));
+}
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_env, 1);
+}
+
+/*
+ * Why failslab cannot be used: *skip when debugfs is not mounted, else
+ * the reason to fail; NULL when it can.
+ */
+static const char *failslab_missing(const char **skip, char *why, size_t n)
+{
+	char src[PATH_MAX];
+	struct statfs sfs;
+	int err, cfg;
+
+	*skip = NULL;
+	if (statfs(DEBUGFS, &sfs) || sfs.f_type != DEBUGFS_MAGIC) {
+		*skip = "debugfs is not mounted on " DEBUGFS;
+		return *skip;
+	}
+	if (access(FAILSLAB "probability", W_OK)) {
+		err = errno;
+		cfg = rothp_kconfig("CONFIG_FAILSLAB", src, sizeof(src));
+		snprintf(why, n, "failslab missing: CONFIG_FAILSLAB off (%s: %s; %s: %s)", src,
+			 cfg > 0 ? "set, yet no failslab" : cfg ? "unknown" : "not set",
+			 FAILSLAB "probability", strerror(err));
+		return why;
+	}
+	if (access(SLAB_FILTER, W_OK)) {
+		snprintf(why, n, "%s: %s (CONFIG_SLUB_TINY has no /sys/kernel/slab)", SLAB_FILTER,
+			 strerror(errno));
+		return why;
+	}
+	return NULL;
+}
+
+enum nomem_way { NOMEM_PWRITE, NOMEM_STORE, NR_NOMEM_WAYS };
+static const char *const nomem_way_name[NR_NOMEM_WAYS] = {
+	"pwrite()", "a MAP_SHARED store",
+};
+
+static const long nomem_block[NR_NOMEM_WAYS] = { NOMEM_PWRITE_BLOCK, NOMEM_STORE_BLOCK };
+
+static const char *const nomem_results[] = {
+	"MADV_COLLAPSE makes every 2 MiB block of the copy a PMD-mapped THP",
+	"the copy read from the disk after drop_caches matches the model",
+	"failslab's knobs and make-it-fail read as before the case once restored",
+};
+
+/*
+ * For each way, after nomem_results[0]. Every entry takes the same
+ * arguments, way_report()'s: the way, its block, then the two counters.
+ */
+static const char *const nomem_way_results[] = {
+	"%s into block %ld completes while one radix_tree_node allocation fails",
+	"%s into block %ld reads back through pread and the r-x mapping, the rest unchanged",
+	"%s into block %ld: no memory to split the THP, so it was dropped (%s +1, %s +0)",
+	"%s into block %ld consumed the one injected failure (failslab times 0)",
+};
+
+static const struct rothp_case nomem_way = ROTHP_CASE("nomem", nomem_way_results);
+
+static void way_report(enum nomem_way way, int i, const char *skip, bool pass)
+{
+	rothp_report(&nomem_way, i, skip, pass, nomem_way_name[way], nomem_block[way],
+		     ROTHP_VM_DROP_ON_WRITE, ROTHP_VM_SPLIT_ON_WRITE);
+}
+
+/* The write itself, armed: 0, or -1 with what went wrong printed. */
+static int nomem_store(int wfd, enum nomem_way way, const char *buf, size_t off)
+{
+	long b = nomem_block[way];
+	struct sigaction sa, old;
+	ssize_t r;
+	char *m;
+
+	if (way == NOMEM_PWRITE) {
+		make_it_fail(true);
+		r = pwrite(wfd, buf, PAGE, off);
+		make_it_fail(false);
+		if (r == (ssize_t)PAGE)
+			return 0;
+		ksft_print_msg("nomem: pwrite at %#zx: %s\n", off, io_error(r));
+		return -1;
+	}
+	/* A new shared mapping: the store is its first fault. */
+	m = mmap(NULL, PMD, PROT_READ | PROT_WRITE, MAP_SHARED, wfd, b * PMD);
+	if (m == MAP_FAILED) {
+		ksft_print_msg("nomem: mmap MAP_SHARED: %s\n", strerror(errno));
+		return -1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigaction(SIGBUS, &sa, &old);
+	if (!sigsetjmp(bus_env, 1)) {
+		make_it_fail(true);
+		memcpy(m + (off - b * PMD), buf, PAGE);
+		make_it_fail(false);
+		r = 0;
+	} else {
+		make_it_fail(false);
+		ksft_print_msg("nomem: SIGBUS storing at %#zx\n", off);
+		r = -1;
+	}
+	sigaction(SIGBUS, &old, NULL);
+	munmap(m, PMD);
+	return r;
+}
+
+/* One way of writing, armed: its four results. */
+static void nomem_write(int fd, int wfd, char *p, enum nomem_way way, char *buf,
+			const char *skip_series)
+{
+	const char *name = nomem_way_name[way];
+	long b = nomem_block[way], split0 = 0, split1 = 0, drop0 = 0, drop1 = 0;
+	long times0 = -1, times1 = -1;
+	size_t off = b * PMD + NOMEM_OFF;
+	struct rothp_cache_block blk;
+	bool huge = false, done, same;
+	char who[64];
+
+	if (rothp_cache_blocks(fd, b * PMD, 1, &blk))
+		ksft_exit_fail_msg("nomem: cannot probe the page cache of %s\n", copy);
+	huge = blk.huge;
+	ksft_print_msg("nomem: before %s, block %ld is %sa THP (%d pages cached)\n", name, b,
+		       huge ? "" : "not ", blk.resident);
+	if (!skip_series && !huge)
+		ksft_print_msg("nomem: the THP of block %ld is gone before %s: nothing to split\n",
+			       b, name);
+	if (patched && (rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split0) ||
+			rothp_vmstat(ROTHP_VM_DROP_ON_WRITE, &drop0)))
+		ksft_exit_fail_msg("nomem: cannot read the counters: %s\n", strerror(errno));
+
+	fill_pattern(buf, PAGE);
+	memcpy(model + off, buf, PAGE);
+	failslab_arm();
+	rothp_read_long(FAILSLAB "times", &times0);
+	done = !nomem_store(wfd, way, buf, off);
+	rothp_read_long(FAILSLAB "times", &times1);
+	failslab_disarm();
+
+	if (patched && (rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split1) ||
+			rothp_vmstat(ROTHP_VM_DROP_ON_WRITE, &drop1)))
+		ksft_exit_fail_msg("nomem: cannot read the counters: %s\n", strerror(errno));
+	if (patched)
+		ksft_print_msg("nomem: %s: %s +%ld, %s +%ld, failslab times %ld -> %ld\n", name,
+			       ROTHP_VM_SPLIT_ON_WRITE, split1 - split0, ROTHP_VM_DROP_ON_WRITE,
+			       drop1 - drop0, times0, times1);
+	else
+		ksft_print_msg("nomem: %s: failslab times %ld -> %ld\n", name, times0, times1);
+	way_report(way, 0, NULL, done);
+
+	snprintf(who, sizeof(who), "nomem: after %s", name);
+	same = file_matches(fd, who);
+	same = map_matches(p, who) && same;
+	way_report(way, 1, NULL, same);
+
+	way_report(way, 2, skip_series, huge && split1 == split0 && drop1 - drop0 == 1);
+	way_report(way, 3, skip_series, times0 == 1 && times1 == 0);
+}
+
+static void case_nomem(const struct wr_case *c)
+{
+	const struct rothp_case *rc = &c->rc;
+	const char *skip, *broken, *skip_series = NULL;
+	char why[PATH_MAX + 128];
+	int fd, wfd, way, i;
+	void *buf;
+	char *p;
+
+	broken = failslab_missing(&skip, why, sizeof(why));
+	if (skip) {
+		rothp_report(rc, 0, skip, false);
+		for (way = 0; way < NR_NOMEM_WAYS; way++) {
+			for (i = 0; i < nomem_way.nr; i++)
+				way_report(way, i, skip, false);
+		}
+		rothp_report(rc, 1, skip, false);
+		rothp_report(rc, 2, skip, false);
+		return;
+	}
+	if (nblk <= NOMEM_STORE_BLOCK)
+		ksft_exit_fail_msg("nomem: %s has %ld whole 2 MiB blocks, fewer than %d\n", prog,
+				   nblk, NOMEM_STORE_BLOCK + 1);
+	make_copy();
+	fd = collapse_copy(rc, &p);
+	if (broken) {
+		ksft_print_msg("nomem: %s\n", broken);
+		for (way = 0; way < NR_NOMEM_WAYS; way++) {
+			for (i = 0; i < nomem_way.nr; i++)
+				way_report(way, i, NULL, false);
+		}
+		rothp_report(rc, 1, NULL, false);
+		rothp_report(rc, 2, NULL, false);
+		munmap(p, len);
+		close(fd);
+		rothp_scratch_remove(copy);
+		return;
+	}
+	if (!patched)
+		skip_series = ROTHP_NO_SPLIT_ON_WRITE;
+	else if (large > 0)
+		skip_series = "large folios: writes go through the THP, nothing splits";
+	else if (large < 0)
+		skip_series = "large folio support of the file system unknown";
+
+	failslab_save();
+	mif_fd = open(MAKE_IT_FAIL, O_WRONLY);
+	if (mif_fd < 0)
+		ksft_exit_fail_msg("%s: %s\n", MAKE_IT_FAIL, strerror(errno));
+	atexit(disarm_at_exit);
+	if (posix_memalign(&buf, PAGE, PAGE))
+		ksft_exit_fail_msg("posix_memalign: %s\n", strerror(errno));
+	/*
+	 * Opened for write before anything is armed (6.12 drops the THPs of
+	 * an ext4 file here). The timestamps are updated now, so that the
+	 * write's own update finds the inode's block cached rather than
+	 * allocating for it the one failure meant for the split.
+	 */
+	wfd = rothp_open_checked(copy, O_RDWR);
+	if (futimens(wfd, NULL))
+		ksft_print_msg("nomem: futimens: %s\n", strerror(errno));
+	for (way = 0; way < NR_NOMEM_WAYS; way++)
+		nomem_write(fd, wfd, p, way, buf, skip_series);
+	close(wfd);
+
+	disarm_at_exit();
+	close(mif_fd);
+	mif_fd = -1;
+	rothp_file_restore();
+	rothp_report(rc, 1, NULL, disk_matches(rc->name, fd, p));
+	rothp_report(rc, 2, NULL, failslab_restored());
+	free(buf);
+	close(fd);
+	rothp_scratch_remove(copy);
+}
+
+#define RACE(n, step, probe)	{ ROTHP_CASE(n, race_results), race_case, step, probe }
+
+static const struct wr_case cases[] = {
+	RACE("odirect", step_odirect, probe_odirect),
+	RACE("punch", step_punch, probe_punch),
+	RACE("open", step_open, NULL),
+	{ ROTHP_CASE("nomem", nomem_results), case_nomem, NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	const char *dir, *fs;
+	int plan = 0, cpus;
+	size_t i;
+	long v;
+
+	/* The children print too: whole lines, each in one write. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
+	fs = rothp_fs_name(dir, &large);
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		plan += cases[i].rc.nr;
+	ksft_set_plan(plan + NR_NOMEM_WAYS * nomem_way.nr);
+
+	cpus = rothp_nr_cpus();
+	if (cpus < 2)
+		ksft_exit_fail_msg("%d usable CPU: a race needs 2, and the harness gives 2\n",
+				   cpus);
+	patched = !rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &v) &&
+		  !rothp_vmstat(ROTHP_VM_DROP_ON_WRITE, &v);
+	if (snprintf(copy, sizeof(copy), "%s/" COPY_NAME, dir) >= (int)sizeof(copy))
+		ksft_exit_fail_msg("path too long: %s\n", dir);
+	orig.buf = rothp_read_whole(prog, &orig.size);
+	fsize = orig.size;
+	len = ROTHP_ALIGN_DOWN(fsize, PMD);
+	nblk = len / PMD;
+	if (!nblk)
+		ksft_exit_fail_msg("%s is smaller than 2 MiB\n", prog);
+	model = mmap(NULL, fsize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (model == MAP_FAILED || st == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	rnd_state = ((uint64_t)getpid() << 32) ^ (uint64_t)(rothp_now() * 1e9);
+	if (rothp_thp_save() || rothp_thp_set_str("enabled", "never"))
+		ksft_exit_fail_msg("cannot set THP never\n");
+	ksft_print_msg("%s (%s%s); %s; %zu bytes, %ld whole blocks; %d CPUs; THP never\n", copy,
+		       fs, large > 0 ? ", large folios" : large ? "" : ", no large folios",
+		       patched ? "kernel has " ROTHP_VM_SPLIT_ON_WRITE : ROTHP_NO_SPLIT_ON_WRITE,
+		       fsize, nblk, cpus);
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		cases[i].run(&cases[i]);
+
+	rothp_thp_restore();
+	munmap(model, fsize);
+	munmap(st, sizeof(*st));
+	free(orig.buf);
+	ksft_finished();
+}
