@@ -3,8 +3,9 @@
 # series-check: the checks a series owes before it is sent.
 #   1. patches/ equals the series branch of the tree;
 #   2. scripts/checkpatch.pl --strict on every patch: no errors; a warning or
-#      check is allowed only when the commit message justifies it with a line
-#      "checkpatch: <MESSAGE_TYPE>: why";
+#      check is allowed only when patches/checkpatch.exceptions justifies it
+#      with a line "<patch file name without its number> <MESSAGE_TYPE> why"
+#      (commit messages stay as they are sent);
 #   3. (unless --no-build) every patch applied in order builds on its own.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -14,6 +15,15 @@ build_each=1
 mapfile -t patches < <(series_files)
 tree_matches_series || die "patches/ and the tree differ: make series-export, or make apply FORCE=1"
 info "series: ${#patches[@]} patches"
+
+# justified KEY TYPE: patches/checkpatch.exceptions says why patch KEY keeps
+# checkpatch's TYPE, in a non-empty reason.
+exceptions=$ROTHP_TOP/patches/checkpatch.exceptions
+justified() {
+	[ -f "$exceptions" ] &&
+		awk -v k="$1" -v t="$2" '$1 == k && $2 == t && NF > 2 { f = 1 } END { exit !f }' \
+			"$exceptions"
+}
 
 bad=0
 for p in "${patches[@]}"; do
@@ -25,8 +35,10 @@ for p in "${patches[@]}"; do
 	fi
 	errors=$(grep -cE '(^|: *)ERROR:' <<<"$out" || true)
 	unjustified=()
+	key=$(basename "$p")
+	key=${key#[0-9][0-9][0-9][0-9]-}
 	while read -r type; do
-		grep -q "^checkpatch: $type:" "$p" || unjustified+=("$type")
+		justified "$key" "$type" || unjustified+=("$type")
 	done < <(grep -oE '(WARNING|CHECK):[A-Z_]+:' <<<"$out" | cut -d: -f2 | sort -u)
 	if [ "$errors" -gt 0 ] || [ ${#unjustified[@]} -gt 0 ]; then
 		echo "$out"

@@ -99,7 +99,7 @@ static const char *const shmem_results[] = {
 };
 
 /*
- * untouched tmpfs: the same with a shmem file on the guest's tmpfs. Patch 8 allocates the
+ * untouched tmpfs: the same with a shmem file on the guest's tmpfs. Patch 9 allocates the
  * missing page tables in madvise_collapse() for every file collapse, shmem
  * included: MADV_COLLAPSE of an untouched tmpfs range returns 0 and maps
  * it with PMDs (ShmemPmdMapped), where 6.12 collapses the page cache and

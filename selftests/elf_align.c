@@ -27,7 +27,7 @@
  *  - textprog (ET_EXEC): at its own p_vaddr every time.
  *
  * The sysctl boots as 1 exactly when the kernel was built with
- * CONFIG_BINFMT_ELF_THP_ALIGN_DEFAULT_ON (patch 1's Kconfig default is n;
+ * CONFIG_BINFMT_ELF_THP_ALIGN_DEFAULT_ON (patch 4's Kconfig default is n;
  * the test kernels set it); the test then sets it to 1 for its checks.
  *
  * A kernel without the sysctl is taken for baseline 6.12: the checks of
