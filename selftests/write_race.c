@@ -11,40 +11,57 @@
  * offset printed. THP "enabled" is "never" meanwhile, so that only the
  * test's MADV_COLLAPSE makes THPs.
  *
- * The race cases run rounds of SLICE_MS for RACE_SECONDS (or MAX_ROUNDS):
+ * The race cases run rounds of SLICE_MS until RACE_SECONDS have passed:
  * each round forks a writer and a collapser, pinned to two different CPUs
  * (fewer than two usable CPUs fails the test: the harness gives the guest
  * two). The writer works for the first WRITE_MS of the round, reading back
- * each write at once, then writes the file back (fdatasync) and pauses, so
+ * each write at once, then writes the file back (fdatasync) and exits, so
  * that collapses can succeed in the rest of the round. The collapser maps
  * the copy r-x, touches every page and calls MADV_COLLAPSE on each block in
  * turn until the round ends; EAGAIN, EBUSY, EINVAL and ENOMEM are counted
  * (a writer has the file open, a folio is busy), any other errno fails.
- * Between rounds, with both children gone, pread() of the whole file and
- * the parent's r-x mapping must match the model; after the last round, so
- * must the file read back from the disk. At least one MADV_COLLAPSE must
- * have returned 0 during the race, or the race did not happen.
+ * Around each call it looks the block up in the page cache
+ * (rothp_cache_blocks()): the call made a THP if it returned 0 and the
+ * block, not one PMD-sized folio before, is one after. A child still running
+ * CHILD_GRACE_MS after its round is killed, which fails the case and ends
+ * its rounds. Between rounds, with both children gone, pread() of the whole
+ * file and the parent's r-x mapping must match the model; after the last
+ * round, so must the file read back from the disk. At least one
+ * MADV_COLLAPSE must have made a THP during the race: the writes broke THPs
+ * and the collapser made them again, or the race did not happen (a return
+ * of 0 proves nothing: MADV_COLLAPSE of a block already a THP returns 0).
  *
  *  odirect  the writer opens the copy O_RDWR | O_DIRECT and writes 4 KiB
  *           of a new pattern from an aligned buffer into 1 to
  *           DIRECT_WRITES random pages of the THP-backed blocks, then
- *           closes it. Skipped if the file system refuses O_DIRECT.
+ *           closes it.
  *  punch    the writer punches a hole of 1 to PUNCH_PAGES pages inside a
  *           block (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE: zeros in the
- *           model) and, half of the time, refills part of it with pwrite().
- *           Skipped if the file system cannot punch holes (EOPNOTSUPP).
+ *           model), half of the time refills part of it with pwrite(), and
+ *           half of the time fsync()s the copy before closing it.
  *  open     the writer opens the copy O_RDWR (a quarter of the time
- *           O_WRONLY) and, half of the time, writes one page with
- *           pwrite(), else only closes it.
+ *           O_WRONLY) and, half of the time, writes one page with pwrite()
+ *           and, half of those times, fsync()s it; else it only closes it.
  *
+ * A probe before the race skips odirect if the file system refuses
+ * O_DIRECT (EINVAL), and punch if it cannot punch holes (EOPNOTSUPP); on
+ * ext4 and xfs, which can do both, either fails the case instead.
+ *
+ * An O_DIRECT write invalidates the page cache of its range, and a punched
+ * hole truncates it: the THP there is split or dropped as any large folio,
+ * on every file system and both kernels, and the collapser makes it again.
  * On 6.12, an open for write of an ext4 file with THPs truncates its whole
- * page cache (do_dentry_open()), and the collapser makes the THPs again
- * from the disk. With the series, the open leaves them; a write splits the
- * THP it reaches (__filemap_get_folio() for FGP_WRITE or FGP_CREAT, a
- * shared write fault), or drops it from the page cache if it will not
- * split. A punched hole and an O_DIRECT write split or drop it as they do
- * any large folio, on both kernels. On xfs, which has large folios, writes
- * go through the THPs on both. Both kernels must pass every race case.
+ * page cache (do_dentry_open()). With the series, the open leaves the THPs;
+ * a write splits the THP it reaches (__filemap_get_folio() for FGP_WRITE or
+ * FGP_CREAT), or drops it from the page cache if it will not split, and
+ * thp_file_split_on_write or thp_file_drop_on_write counts that. On a kernel
+ * with those counters and a file system without large folios, open checks
+ * that their sum grew during the race, if its writer wrote at all; O_DIRECT
+ * invalidation and hole punching do not count there, so odirect and punch
+ * only print them. On xfs, which has large folios, writes go through the
+ * THPs on both kernels: nothing breaks them in open, whose check that
+ * MADV_COLLAPSE made THPs skips there (and where large folio support is
+ * unknown). Both kernels must pass every race case.
  *
  *  nomem    failslab (CONFIG_FAILSLAB, kernel-config/fault-inject.config)
  *           fails one allocation (times 1) of the radix_tree_node cache
@@ -53,25 +70,30 @@
  *           /proc/self/make-it-fail set just around the write), sleeping
  *           allocations included (ignore-gfp-wait N). The copy is opened
  *           O_RDWR and its timestamps updated before anything is armed;
- *           then a pwrite() into the PMD-mapped THP of block
- *           NOMEM_PWRITE_BLOCK, and a store through a new MAP_SHARED
- *           mapping (its first fault) into that of NOMEM_STORE_BLOCK, must
- *           land: pread() and the r-x mapping read what was written, the
- *           rest of the file unchanged, on both kernels. With the series,
- *           on a file system without large folios, the split of the THP
- *           allocates the xarray nodes of its base pages first
- *           (xas_split_alloc() in split_huge_page_to_list_to_order()):
- *           that fails, so the THP is dropped from the page cache instead
- *           (thp_file_drop_on_write +1, thp_file_split_on_write +0) and
- *           failslab's times reaches 0; the counters and times are
- *           printed. Those two checks skip on 6.12, whose open already
- *           dropped every THP (the failure may go to the xarray node of a
- *           new page then, which xas_nomem() retries), and on xfs, which
- *           writes through the THP. The failslab knobs and make-it-fail are
- *           saved before they are changed and restored at the end of the
- *           case, at exit and on SIGINT/SIGTERM; a SIGBUS of the store is
- *           caught. No debugfs on /sys/kernel/debug skips the case; debugfs
- *           without failslab fails it.
+ *           then a pwrite() into block NOMEM_PWRITE_BLOCK, and a store
+ *           through a new MAP_SHARED mapping (its first fault) into block
+ *           NOMEM_STORE_BLOCK, must complete and land: pread() and the r-x
+ *           mapping read what was written, the rest of the file unchanged,
+ *           on both kernels. Before each write, whether the block is a THP
+ *           in the page cache (one PMD-sized folio, rothp_cache_blocks()) is
+ *           printed. With the series, on a file system without large
+ *           folios, the split of that THP allocates the xarray nodes of its
+ *           base pages first (xas_split_alloc() in
+ *           split_huge_page_to_list_to_order()): that fails, so the THP is
+ *           dropped from the page cache instead (the block was a THP,
+ *           thp_file_drop_on_write +1, thp_file_split_on_write +0) and
+ *           failslab's times reaches 0; the counters and times are printed.
+ *           Those two checks skip on 6.12, whose open already dropped every
+ *           THP (the failure may go to the xarray node of a new page then,
+ *           which xas_nomem() retries), and on xfs, which writes through the
+ *           THP. The failslab knobs and make-it-fail are saved before they
+ *           are changed and restored at the end of the case, at exit and on
+ *           SIGINT/SIGTERM; a SIGBUS of the store is caught. debugfs is
+ *           mounted on /sys/kernel/debug if it is not there. Without
+ *           failslab the case skips if CONFIG_FAILSLAB is not set, and fails
+ *           otherwise (CONFIG_FAILSLAB and CONFIG_FAULT_INJECTION_DEBUG_FS
+ *           are needed), as it does without /sys/kernel/slab's failslab
+ *           filter or /proc/self/make-it-fail.
  *
  * The results are named in the tables below, the nomem write results once
  * for each way of writing: the plan is their sum.
@@ -88,6 +110,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -105,16 +128,17 @@
 #define PAGE			ROTHP_PAGE_SIZE
 #define PMD			ROTHP_PMD_SIZE
 
-/* A race case: rounds until RACE_SECONDS have passed or MAX_ROUNDS ran. */
+/* A race case: rounds until RACE_SECONDS have passed. */
 #define RACE_SECONDS		20
-#define MAX_ROUNDS		40
-/* A round: the writer works for WRITE_MS of SLICE_MS, then pauses. */
+/* A round: the writer works for WRITE_MS of SLICE_MS, then writes back and exits. */
 #define SLICE_MS		3000
 #define WRITE_MS		1500
 /* At most this long between two opens of the writer. */
 #define STEP_GAP_US		20000
-/* How long a child may take past the end of its round. */
-#define CHILD_GRACE_MS		(120 * 1000)
+/* How long a child may take past the end of its round before it is killed. */
+#define CHILD_GRACE_MS		(30 * 1000)
+/* How long a killed child may take to go before it is left behind. */
+#define KILL_WAIT_MS		(5 * 1000)
 /* Errors the children print per round; all are counted. */
 #define MAX_REPORTS		8
 #define DIRECT_WRITES		4
@@ -144,7 +168,7 @@ struct race_stat {
 	long passes;		/* collapser: passes over every block */
 	long calls;		/* collapser: MADV_COLLAPSE calls */
 	long collapsed;		/* ... that returned 0 */
-	long made;		/* ... and PMD-mapped one more block */
+	long made;		/* ... of those, on a block that was not a THP and is one after */
 	long refused[NR_REFUSALS];
 	long errors;		/* both: unexpected errors */
 	long reports;		/* both: errors printed this round */
@@ -163,6 +187,11 @@ struct wr_case {
 	void (*run)(const struct wr_case *c);
 	void (*step)(struct writer *w);	/* a race case's writer: one open */
 	const char *(*probe)(void);	/* why a race case cannot run, or NULL */
+	/*
+	 * A race case whose writes break a THP only by reaching it: nothing
+	 * breaks one with large folios, and the series' counters count what does.
+	 */
+	bool buffered;
 };
 
 static char prog[PATH_MAX], copy[PATH_MAX];
@@ -469,18 +498,32 @@ static void run_writer(void (*step)(struct writer *w), double write_end)
 	_exit(0);
 }
 
-/* One MADV_COLLAPSE of block b of the mapping p, counted. */
-static void collapse_block(char *p, long b)
+/* Collapser: is block b of the copy (fd) one PMD-sized folio in the page cache? -1: unknown. */
+static int block_huge(int fd, long b)
 {
-	long before, after;
-	int i;
+	struct rothp_cache_block blk;
 
-	before = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	if (rothp_cache_blocks(fd, b * PMD, 1, &blk)) {
+		race_error("collapser: cannot look block %ld up in the page cache: %s", b,
+			   strerror(errno));
+		return -1;
+	}
+	return blk.huge;
+}
+
+/*
+ * One MADV_COLLAPSE of block b of the mapping p, counted. It made a THP if
+ * it returned 0 and the block, not a THP in the page cache before, is one
+ * after: a block that already was one returns 0 too.
+ */
+static void collapse_block(int fd, char *p, long b)
+{
+	int i, before = block_huge(fd, b);
+
 	st->calls++;
 	if (!madvise(p + b * PMD, PMD, MADV_COLLAPSE)) {
 		st->collapsed++;
-		after = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
-		if (after > before)
+		if (!before && block_huge(fd, b) > 0)
 			st->made++;
 		return;
 	}
@@ -510,7 +553,7 @@ static void run_collapser(double slice_end)
 		rothp_touch(p, len, PAGE);
 		b0 = rnd(nblk);
 		for (i = 0; i < nblk && rothp_now() < slice_end; i++)
-			collapse_block(p, (b0 + i) % nblk);
+			collapse_block(fd, p, (b0 + i) % nblk);
 		st->passes++;
 	}
 	munmap(p, len);
@@ -518,20 +561,42 @@ static void run_collapser(double slice_end)
 	_exit(0);
 }
 
-static pid_t fork_child(void)
+/*
+ * Fork a child of a round. other is the round's child already running, or
+ * 0: should the fork fail, it is killed and reaped before the test exits.
+ * The child dies of SIGINT and SIGTERM, rather than run the handler that
+ * restores what the parent saved.
+ */
+static pid_t fork_child(pid_t other)
 {
 	pid_t pid;
+	int err;
 
 	fflush(NULL);	/* the child must not print what the parent buffered */
 	pid = fork();
-	if (pid < 0)
-		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	if (pid < 0) {
+		err = errno;
+		if (other > 0) {
+			kill(other, SIGKILL);
+			waitpid(other, NULL, 0);
+		}
+		ksft_exit_fail_msg("fork: %s\n", strerror(err));
+	}
+	if (!pid) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+	}
 	return pid;
 }
 
-/* Reap a child, killed if it runs past deadline: true if it exited with status 0. */
-static bool reap(pid_t pid, double deadline, const char *who)
+/*
+ * Reap a child, killed if it runs past deadline (*killed is set then): true
+ * if it exited with status 0. A killed child still there KILL_WAIT_MS later
+ * (stuck in the kernel) is left behind.
+ */
+static bool reap(pid_t pid, double deadline, const char *who, bool *killed)
 {
+	bool sent = false;
 	int status;
 	pid_t got;
 
@@ -540,11 +605,17 @@ static bool reap(pid_t pid, double deadline, const char *who)
 		if (got)
 			break;
 		if (rothp_now() > deadline) {
+			if (sent) {
+				ksft_print_msg("%s is still there %d s after SIGKILL, leaving it\n",
+					       who, KILL_WAIT_MS / 1000);
+				return false;
+			}
 			ksft_print_msg("%s is still running %d s after its round, killing it\n",
 				       who, CHILD_GRACE_MS / 1000);
 			kill(pid, SIGKILL);
-			got = waitpid(pid, &status, 0);
-			break;
+			sent = true;
+			*killed = true;
+			deadline = rothp_now() + KILL_WAIT_MS / 1000.0;
 		}
 		usleep(10 * 1000);
 	}
@@ -632,24 +703,65 @@ static const char *probe_punch(void)
 	return why;
 }
 
-static const char *const race_results[] = {
-	"MADV_COLLAPSE makes every 2 MiB block of the copy a PMD-mapped THP before the race",
-	"writer and collapser, pinned to two different CPUs, exit with status 0 every round",
-	"no unexpected error (MADV_COLLAPSE may fail with EAGAIN, EBUSY, EINVAL, ENOMEM)",
-	"the writer's read-backs, pread and the r-x mapping match the model (rounds: %ld)",
-	"a collapse succeeded during the race",
-	"the copy read from the disk after drop_caches matches the model",
+/* ext4 and xfs can both write O_DIRECT and punch holes: no probe skips there. */
+static bool fs_can_both(void)
+{
+	struct statfs sfs;
+
+	if (statfs(copy, &sfs))
+		return false;
+	return (unsigned long)sfs.f_type == EXT4_SUPER_MAGIC ||
+	       (unsigned long)sfs.f_type == XFS_SUPER_MAGIC;
+}
+
+/* Why a write reaching a THP might not break it: large folios, or unknown; else NULL. */
+static const char *large_folio_skip(void)
+{
+	if (large > 0)
+		return "large folios: writes go through the THP, nothing splits";
+	if (large < 0)
+		return "large folio support of the file system unknown";
+	return NULL;
+}
+
+/* thp_file_split_on_write + thp_file_drop_on_write, or -1 if unreadable. */
+static long split_drop_count(void)
+{
+	long split, drop;
+
+	if (rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &split) ||
+	    rothp_vmstat(ROTHP_VM_DROP_ON_WRITE, &drop))
+		return -1;
+	return split + drop;
+}
+
+/* The results of every race case, in reporting order. */
+#define RACE_RESULTS \
+	"MADV_COLLAPSE makes every 2 MiB block of the copy a PMD-mapped THP before the race", \
+	"writer and collapser, pinned to two different CPUs, exit with status 0 every round", \
+	"no unexpected error (MADV_COLLAPSE may fail with EAGAIN, EBUSY, EINVAL, ENOMEM)", \
+	"the writer's read-backs, pread and the r-x mapping match the model every round", \
+	"the writes broke THPs and MADV_COLLAPSE made them again during the race", \
+	"the copy read from the disk after drop_caches matches the model"
+
+static const char *const race_results[] = { RACE_RESULTS };
+
+/* The results of a buffered race case: one more, reported last. */
+static const char *const buffered_results[] = {
+	RACE_RESULTS,
+	ROTHP_VM_SPLIT_ON_WRITE " + " ROTHP_VM_DROP_ON_WRITE
+		" grew during the race: the writes reached THPs",
 };
 
 static void race_case(const struct wr_case *c)
 {
 	const struct rothp_case *rc = &c->rc;
 	double start, deadline, t0, slice_end;
-	bool children = true, same = true;
-	const char *skip = NULL;
+	bool children = true, same = true, killed = false, can;
+	const char *skip = NULL, *made_skip = NULL, *split_skip = NULL;
+	long rounds = 0, count0 = -1, count1 = -1;
 	char who[64];
 	pid_t writer, collapser;
-	long rounds = 0;
 	int fd, i;
 	char *p;
 
@@ -657,39 +769,44 @@ static void race_case(const struct wr_case *c)
 	if (c->probe)
 		skip = c->probe();
 	if (skip) {
+		can = fs_can_both();
+		if (can)
+			ksft_print_msg("%s: %s, yet ext4 and xfs can\n", rc->name, skip);
 		for (i = 0; i < rc->nr; i++)
-			rothp_report(rc, i, skip, false, 0L);
+			rothp_report(rc, i, can ? NULL : skip, false);
 		rothp_scratch_remove(copy);
 		return;
 	}
 	fd = collapse_copy(rc, &p);
 	memset(st, 0, sizeof(*st));
+	if (patched)
+		count0 = split_drop_count();
 
 	start = rothp_now();
 	deadline = start + RACE_SECONDS;
-	while (rounds < MAX_ROUNDS && rothp_now() < deadline && same) {
+	while (rothp_now() < deadline && same && !killed) {
 		t0 = rothp_now();
 		slice_end = t0 + SLICE_MS / 1000.0;
 		st->reports = 0;
 		st->cpu[0] = -1;
 		st->cpu[1] = -1;
 		/* The two swap CPUs each round. */
-		writer = fork_child();
+		writer = fork_child(0);
 		if (!writer) {
 			pin_child(rounds & 1, 0);
 			rnd_state = ((uint64_t)getpid() << 32) ^ (uint64_t)(t0 * 1e9);
 			run_writer(c->step, t0 + WRITE_MS / 1000.0);
 		}
-		collapser = fork_child();
+		collapser = fork_child(writer);
 		if (!collapser) {
 			pin_child(!(rounds & 1), 1);
 			rnd_state = ((uint64_t)getpid() << 32) ^ (uint64_t)(t0 * 1e9) ^ 1;
 			run_collapser(slice_end);
 		}
 		snprintf(who, sizeof(who), "%s: round %ld's writer", rc->name, rounds);
-		children &= reap(writer, slice_end + CHILD_GRACE_MS / 1000.0, who);
+		children &= reap(writer, slice_end + CHILD_GRACE_MS / 1000.0, who, &killed);
 		snprintf(who, sizeof(who), "%s: round %ld's collapser", rc->name, rounds);
-		children &= reap(collapser, slice_end + CHILD_GRACE_MS / 1000.0, who);
+		children &= reap(collapser, slice_end + CHILD_GRACE_MS / 1000.0, who, &killed);
 		if (st->cpu[0] < 0 || st->cpu[1] < 0 || st->cpu[0] == st->cpu[1]) {
 			ksft_print_msg("%s: round %ld: writer on CPU %d, collapser on CPU %d\n",
 				       rc->name, rounds, st->cpu[0], st->cpu[1]);
@@ -701,9 +818,22 @@ static void race_case(const struct wr_case *c)
 		same = file_matches(fd, who);
 		same = map_matches(p, who) && same;
 	}
+	if (patched)
+		count1 = split_drop_count();
+	if (c->buffered) {
+		made_skip = large_folio_skip();
+		if (!patched)
+			split_skip = ROTHP_NO_SPLIT_ON_WRITE;
+		else if (made_skip)
+			split_skip = made_skip;
+		else if (!st->writes)
+			split_skip = "the writer wrote nothing";
+	}
 
 	ksft_print_msg("%s: %ld rounds in %.1f s, %ld unexpected errors\n", rc->name, rounds,
 		       rothp_now() - start, stat_get(&st->errors));
+	if (killed)
+		ksft_print_msg("%s: a child had to be killed: no more rounds\n", rc->name);
 	ksft_print_msg("%s: writer: %ld opens, %ld writes, %ld read-backs unlike the model\n",
 		       rc->name, st->steps, st->writes, st->mismatches);
 	ksft_print_msg("%s: collapser: %ld passes, %ld calls, %ld returned 0 (%ld made a THP)\n",
@@ -711,17 +841,25 @@ static void race_case(const struct wr_case *c)
 	ksft_print_msg("%s: collapser refused: %s %ld, %s %ld, %s %ld, %s %ld\n", rc->name,
 		       refusal_name[0], st->refused[0], refusal_name[1], st->refused[1],
 		       refusal_name[2], st->refused[2], refusal_name[3], st->refused[3]);
+	if (patched && (count0 < 0 || count1 < 0))
+		ksft_print_msg("%s: cannot read %s or %s\n", rc->name, ROTHP_VM_SPLIT_ON_WRITE,
+			       ROTHP_VM_DROP_ON_WRITE);
+	else if (patched)
+		ksft_print_msg("%s: %s + %s grew by %ld during the race\n", rc->name,
+			       ROTHP_VM_SPLIT_ON_WRITE, ROTHP_VM_DROP_ON_WRITE, count1 - count0);
 	if (st->no_punch)
 		ksft_print_msg("%s: fallocate(PUNCH_HOLE) said EOPNOTSUPP during the race\n",
 			       rc->name);
-	if (!st->collapsed)
-		ksft_print_msg("%s: no MADV_COLLAPSE returned 0: the race did not happen\n",
+	if (!st->made && !made_skip)
+		ksft_print_msg("%s: no MADV_COLLAPSE made a THP: the race did not happen\n",
 			       rc->name);
 	rothp_report(rc, 1, NULL, children && rounds > 0);
 	rothp_report(rc, 2, NULL, !stat_get(&st->errors) && !st->no_punch);
-	rothp_report(rc, 3, NULL, same && !st->mismatches && st->writes > 0, rounds);
-	rothp_report(rc, 4, NULL, st->collapsed > 0);
+	rothp_report(rc, 3, NULL, same && !st->mismatches && st->writes > 0);
+	rothp_report(rc, 4, made_skip, st->made > 0);
 	rothp_report(rc, 5, NULL, disk_matches(rc->name, fd, p));
+	if (c->buffered)
+		rothp_report(rc, 6, split_skip, count0 >= 0 && count1 > count0);
 	close(fd);
 	rothp_scratch_remove(copy);
 }
@@ -825,31 +963,43 @@ static void on_sigbus(int sig)
 }
 
 /*
- * Why failslab cannot be used: *skip when debugfs is not mounted, else
- * the reason to fail; NULL when it can.
+ * Why failslab cannot be used, in why, or NULL when it can; debugfs is
+ * mounted on DEBUGFS first if it is not there. *skip is the reason too when
+ * the kernel has no failslab (CONFIG_FAILSLAB not set), else NULL: the
+ * reason fails the case.
  */
 static const char *failslab_missing(const char **skip, char *why, size_t n)
 {
-	char src[PATH_MAX];
+	char src[PATH_MAX], mnt[128] = "";
 	struct statfs sfs;
 	int err, cfg;
 
 	*skip = NULL;
-	if (statfs(DEBUGFS, &sfs) || sfs.f_type != DEBUGFS_MAGIC) {
-		*skip = "debugfs is not mounted on " DEBUGFS;
-		return *skip;
-	}
+	if ((statfs(DEBUGFS, &sfs) || sfs.f_type != DEBUGFS_MAGIC) &&
+	    mount("debugfs", DEBUGFS, "debugfs", 0, NULL))
+		snprintf(mnt, sizeof(mnt), "; mounting debugfs on %s: %s", DEBUGFS,
+			 strerror(errno));
 	if (access(FAILSLAB "probability", W_OK)) {
 		err = errno;
 		cfg = rothp_kconfig("CONFIG_FAILSLAB", src, sizeof(src));
-		snprintf(why, n, "failslab missing: CONFIG_FAILSLAB off (%s: %s; %s: %s)", src,
-			 cfg > 0 ? "set, yet no failslab" : cfg ? "unknown" : "not set",
-			 FAILSLAB "probability", strerror(err));
+		if (!cfg) {
+			snprintf(why, n, "CONFIG_FAILSLAB is not set (%s)", src);
+			*skip = why;
+			return why;
+		}
+		snprintf(why, n, "no failslab (%s: %s%s), which needs %s; CONFIG_FAILSLAB %s (%s)",
+			 FAILSLAB "probability", strerror(err), mnt,
+			 "CONFIG_FAILSLAB and CONFIG_FAULT_INJECTION_DEBUG_FS",
+			 cfg > 0 ? "set" : "unknown", src);
 		return why;
 	}
 	if (access(SLAB_FILTER, W_OK)) {
 		snprintf(why, n, "%s: %s (CONFIG_SLUB_TINY has no /sys/kernel/slab)", SLAB_FILTER,
 			 strerror(errno));
+		return why;
+	}
+	if (access(MAKE_IT_FAIL, W_OK)) {
+		snprintf(why, n, "%s: %s (CONFIG_FAULT_INJECTION)", MAKE_IT_FAIL, strerror(errno));
 		return why;
 	}
 	return NULL;
@@ -873,7 +1023,7 @@ static const char *const nomem_results[] = {
  * arguments, way_report()'s: the way, its block, then the two counters.
  */
 static const char *const nomem_way_results[] = {
-	"%s into block %ld completes while one radix_tree_node allocation fails",
+	"%s into block %ld completes with failslab armed (one radix_tree_node allocation to fail)",
 	"%s into block %ld reads back through pread and the r-x mapping, the rest unchanged",
 	"%s into block %ld: no memory to split the THP, so it was dropped (%s +1, %s +0)",
 	"%s into block %ld consumed the one injected failure (failslab times 0)",
@@ -977,14 +1127,14 @@ static void nomem_write(int fd, int wfd, char *p, enum nomem_way way, char *buf,
 	way_report(way, 1, NULL, same);
 
 	way_report(way, 2, skip_series, huge && split1 == split0 && drop1 - drop0 == 1);
-	way_report(way, 3, skip_series, times0 == 1 && times1 == 0);
+	way_report(way, 3, skip_series, times1 == 0);
 }
 
 static void case_nomem(const struct wr_case *c)
 {
 	const struct rothp_case *rc = &c->rc;
 	const char *skip, *broken, *skip_series = NULL;
-	char why[PATH_MAX + 128];
+	char why[2 * PATH_MAX];
 	int fd, wfd, way, i;
 	void *buf;
 	char *p;
@@ -1000,9 +1150,6 @@ static void case_nomem(const struct wr_case *c)
 		rothp_report(rc, 2, skip, false);
 		return;
 	}
-	if (nblk <= NOMEM_STORE_BLOCK)
-		ksft_exit_fail_msg("nomem: %s has %ld whole 2 MiB blocks, fewer than %d\n", prog,
-				   nblk, NOMEM_STORE_BLOCK + 1);
 	make_copy();
 	fd = collapse_copy(rc, &p);
 	if (broken) {
@@ -1018,12 +1165,7 @@ static void case_nomem(const struct wr_case *c)
 		rothp_scratch_remove(copy);
 		return;
 	}
-	if (!patched)
-		skip_series = ROTHP_NO_SPLIT_ON_WRITE;
-	else if (large > 0)
-		skip_series = "large folios: writes go through the THP, nothing splits";
-	else if (large < 0)
-		skip_series = "large folio support of the file system unknown";
+	skip_series = patched ? large_folio_skip() : ROTHP_NO_SPLIT_ON_WRITE;
 
 	failslab_save();
 	mif_fd = open(MAKE_IT_FAIL, O_WRONLY);
@@ -1056,13 +1198,14 @@ static void case_nomem(const struct wr_case *c)
 	rothp_scratch_remove(copy);
 }
 
-#define RACE(n, step, probe)	{ ROTHP_CASE(n, race_results), race_case, step, probe }
+#define RACE(n, tbl, step, probe, buffered)	\
+	{ ROTHP_CASE(n, tbl), race_case, step, probe, buffered }
 
 static const struct wr_case cases[] = {
-	RACE("odirect", step_odirect, probe_odirect),
-	RACE("punch", step_punch, probe_punch),
-	RACE("open", step_open, NULL),
-	{ ROTHP_CASE("nomem", nomem_results), case_nomem, NULL, NULL },
+	RACE("odirect", race_results, step_odirect, probe_odirect, false),
+	RACE("punch", race_results, step_punch, probe_punch, false),
+	RACE("open", buffered_results, step_open, NULL, true),
+	{ ROTHP_CASE("nomem", nomem_results), case_nomem, NULL, NULL, false },
 };
 
 int main(int argc, char **argv)
@@ -1092,8 +1235,9 @@ int main(int argc, char **argv)
 	fsize = orig.size;
 	len = ROTHP_ALIGN_DOWN(fsize, PMD);
 	nblk = len / PMD;
-	if (!nblk)
-		ksft_exit_fail_msg("%s is smaller than 2 MiB\n", prog);
+	if (nblk <= NOMEM_STORE_BLOCK)
+		ksft_exit_fail_msg("%s has %ld whole 2 MiB blocks, fewer than %d\n", prog, nblk,
+				   NOMEM_STORE_BLOCK + 1);
 	model = mmap(NULL, fsize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (model == MAP_FAILED || st == MAP_FAILED)
