@@ -28,7 +28,17 @@ name=$(kernel_name "$kernel" "$flavour")
 obj=$BUILD/obj/$name
 [ -d "$src" ] || die "$src missing: run 'make apply' first"
 
-mapfile -t frags < <(kernel_fragments "$flavour" "$([ "$kernel" = baseline ] && echo baseline || echo series)")
+# series.config holds options the series adds. A tree part-way through it
+# (series-check's bisect worktree) takes them once all of them exist there.
+tree=series
+if [ "$kernel" = baseline ]; then
+	tree=baseline
+elif [ "$kernel" = bisect ]; then
+	for sym in $(grep -o '^CONFIG_[A-Za-z0-9_]*' "$ROTHP_TOP/kernel-config/series.config"); do
+		git -C "$src" grep -q "^config ${sym#CONFIG_}$" -- '*Kconfig*' || tree=baseline
+	done
+fi
+mapfile -t frags < <(kernel_fragments "$flavour" "$tree")
 for f in ${EXTRA_CONFIG:-}; do
 	[ -f "$f" ] || die "EXTRA_CONFIG fragment $f not found"
 	frags+=("$(realpath "$f")")
