@@ -354,24 +354,6 @@ static int judge(enum op op, const char *buf, size_t off, size_t len, unsigned l
 	return -1;
 }
 
-static int pread_all(int fd, char *buf, size_t len, off_t off)
-{
-	ssize_t n;
-
-	while (len) {
-		n = pread(fd, buf, len, off);
-		if (n <= 0) {
-			if (!n)
-				errno = ENODATA;	/* short: the file shrank */
-			return -1;
-		}
-		buf += n;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
 static int pwrite_all(int fd, const char *buf, size_t len, off_t off)
 {
 	ssize_t n;
@@ -394,7 +376,7 @@ static int check_block(enum op op, int fd, long b, char *buf)
 	int ret;
 
 	s1 = blk_load(b);
-	ret = pread_all(fd, buf, blk_len(b), b * PMD);
+	ret = rothp_pread_full(fd, buf, blk_len(b), b * PMD);
 	s2 = blk_load(b);
 	if (ret) {
 		op_error(op, "pread of block %ld: %s", b, strerror(errno));
@@ -698,7 +680,7 @@ static void work_punch(enum op op)
 			op_error(op, "fallocate(PUNCH_HOLE, %#zx, %#zx): %s", off, pl,
 				 strerror(errno));
 		} else {
-			if (pread_all(fd, buf, min_size(pl, PMD), off))
+			if (rothp_pread_full(fd, buf, min_size(pl, PMD), off))
 				op_error(op, "pread of the hole: %s", strerror(errno));
 			else if (!all_zero(buf, pl))
 				op_error(op, "the hole at %#zx, %#zx bytes, is not all zeros", off,
@@ -708,7 +690,7 @@ static void work_punch(enum op op)
 		}
 		if (pwrite_all(fd, model[ver] + off, pl, off))
 			op_error(op, "refilling the hole: %s", strerror(errno));
-		else if (pread_all(fd, buf, pl, off) || memcmp(buf, model[ver] + off, pl))
+		else if (rothp_pread_full(fd, buf, pl, off) || memcmp(buf, model[ver] + off, pl))
 			op_error(op, "the refilled hole at %#zx does not read back", off);
 		if (rnd(4) && fsync(fd))
 			op_error(op, "fsync: %s", strerror(errno));
@@ -748,7 +730,7 @@ static void trunc_check_zero(enum op op, int fd, const char *p, size_t off, size
 
 	for (; len; off += n, len -= n) {
 		n = min_size(len, PMD);
-		if (pread_all(fd, buf, n, off) || !all_zero(buf, n) || !all_zero(p + off, n)) {
+		if (rothp_pread_full(fd, buf, n, off) || !all_zero(buf, n) || !all_zero(p + off, n)) {
 			op_error(op, "%s: %#zx bytes at %#zx do not all read zeros", when, n, off);
 			return;
 		}

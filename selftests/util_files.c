@@ -279,6 +279,29 @@ bool rothp_report_difference(const struct rothp_orig *orig, const char *who, con
 	return true;
 }
 
+/*
+ * pread() all n bytes at off: 0, or -1 with errno set (ENODATA when the
+ * file ends first).
+ */
+int rothp_pread_full(int fd, void *buf, size_t n, off_t off)
+{
+	char *p = buf;
+	ssize_t r;
+
+	while (n) {
+		r = pread(fd, p, n, off);
+		if (r <= 0) {
+			if (!r)
+				errno = ENODATA;
+			return -1;
+		}
+		p += r;
+		off += r;
+		n -= r;
+	}
+	return 0;
+}
+
 /* Does pread() of fd give exactly model, size bytes? Says where it differs if not. */
 bool rothp_file_is(const struct rothp_orig *orig, int fd, const char *model, size_t size,
 		   const char *who)

@@ -44,6 +44,7 @@ struct rothp_orig {
 	bool say_written;
 };
 
+int rothp_pread_full(int fd, void *buf, size_t n, off_t off);
 char *rothp_model_new(const struct rothp_orig *orig);
 bool rothp_report_difference(const struct rothp_orig *orig, const char *who, const char *buf,
 			     const char *model, size_t base, size_t n);

@@ -258,79 +258,13 @@ static const char *io_error(ssize_t n)
 	return n < 0 ? strerror(errno) : "short";
 }
 
-static int pread_full(int fd, char *buf, size_t n, off_t off)
-{
-	ssize_t r;
-
-	while (n) {
-		r = pread(fd, buf, n, off);
-		if (r <= 0) {
-			if (!r)
-				errno = ENODATA;	/* the file is shorter */
-			return -1;
-		}
-		buf += r;
-		off += r;
-		n -= r;
-	}
-	return 0;
-}
-
-/* Do the n bytes at buf, file offset off, match the model? Says where not. */
-static bool same_as_model(const char *who, const char *buf, size_t off, size_t n)
-{
-	if (!memcmp(buf, model + off, n))
-		return true;
-	rothp_report_difference(&orig, who, buf, model, off, n);
-	return false;
-}
-
-/* The whole file, by pread(), against the model. */
-static bool file_matches(int fd, const char *who)
-{
-	char *buf = malloc(ROTHP_IO_CHUNK);
-	bool same = true;
-	struct stat sb;
-	size_t off, n;
-
-	if (!buf)
-		ksft_exit_fail_msg("malloc: %s\n", strerror(errno));
-	if (fstat(fd, &sb)) {
-		ksft_print_msg("%s: fstat: %s\n", who, strerror(errno));
-		same = false;
-	} else if ((size_t)sb.st_size != fsize) {
-		ksft_print_msg("%s: size %lld, expected %zu\n", who, (long long)sb.st_size, fsize);
-		same = false;
-	}
-	for (off = 0; same && off < fsize; off += n) {
-		n = min_size(fsize - off, ROTHP_IO_CHUNK);
-		if (pread_full(fd, buf, n, off)) {
-			ksft_print_msg("%s: pread at %#zx: %s\n", who, off, strerror(errno));
-			same = false;
-		} else {
-			same = same_as_model(who, buf, off, n);
-		}
-	}
-	free(buf);
-	return same;
-}
-
-/* The r-x mapping of the whole blocks against the model. */
-static bool map_matches(const char *p, const char *who)
-{
-	char name[128];
-
-	snprintf(name, sizeof(name), "%s, the r-x mapping", who);
-	return same_as_model(name, p, 0, len);
-}
-
 /*
  * Writer: read [off, off + n) back at once; a difference is a mismatch,
  * printed the first MAX_REPORTS times a round.
  */
 static void read_back(struct writer *w, size_t off, size_t n, const char *who)
 {
-	if (pread_full(w->rfd, w->rbuf, n, off)) {
+	if (rothp_pread_full(w->rfd, w->rbuf, n, off)) {
 		race_error("%s: pread at %#zx: %s", who, off, strerror(errno));
 		return;
 	}
@@ -344,7 +278,7 @@ static void read_back(struct writer *w, size_t off, size_t n, const char *who)
 /* Writer: after a failed write, the model takes what the file holds. */
 static void resync(struct writer *w, size_t off, size_t n)
 {
-	if (pread_full(w->rfd, model + off, n, off))
+	if (rothp_pread_full(w->rfd, model + off, n, off))
 		race_error("pread at %#zx, for the model: %s", off, strerror(errno));
 }
 
@@ -354,31 +288,39 @@ static size_t random_page(void)
 	return rnd(len / PAGE) * PAGE;
 }
 
+/*
+ * Writer: one page of a new pattern at a random offset through fd (what
+ * names the write), then the model and a read-back (who names it).
+ */
+static void write_page(struct writer *w, int fd, const char *what, const char *who)
+{
+	size_t off = random_page();
+	ssize_t r;
+
+	fill_pattern(w->buf, PAGE);
+	r = pwrite(fd, w->buf, PAGE, off);
+	if (r != (ssize_t)PAGE) {
+		race_error("%s at %#zx: %s", what, off, io_error(r));
+		resync(w, off, PAGE);
+		return;
+	}
+	memcpy(model + off, w->buf, PAGE);
+	st->writes++;
+	read_back(w, off, PAGE, who);
+}
+
 /* odirect: 1 to DIRECT_WRITES aligned pages of a new pattern, one open. */
 static void step_odirect(struct writer *w)
 {
 	int fd, i, n = 1 + rnd(DIRECT_WRITES);
-	size_t off;
-	ssize_t r;
 
 	fd = open(copy, O_RDWR | O_DIRECT);
 	if (fd < 0) {
 		race_error("open O_RDWR | O_DIRECT: %s", strerror(errno));
 		return;
 	}
-	for (i = 0; i < n; i++) {
-		off = random_page();
-		fill_pattern(w->buf, PAGE);
-		r = pwrite(fd, w->buf, PAGE, off);
-		if (r != (ssize_t)PAGE) {
-			race_error("O_DIRECT pwrite at %#zx: %s", off, io_error(r));
-			resync(w, off, PAGE);
-			continue;
-		}
-		memcpy(model + off, w->buf, PAGE);
-		st->writes++;
-		read_back(w, off, PAGE, "odirect: the writer's read-back");
-	}
+	for (i = 0; i < n; i++)
+		write_page(w, fd, "O_DIRECT pwrite", "odirect: the writer's read-back");
 	if (close(fd))
 		race_error("close: %s", strerror(errno));
 }
@@ -434,8 +376,6 @@ static void step_punch(struct writer *w)
 static void step_open(struct writer *w)
 {
 	int fd, flags = rnd(4) ? O_RDWR : O_WRONLY;
-	size_t off;
-	ssize_t r;
 
 	fd = open(copy, flags);
 	if (fd < 0) {
@@ -444,17 +384,7 @@ static void step_open(struct writer *w)
 		return;
 	}
 	if (rnd(2)) {
-		off = random_page();
-		fill_pattern(w->buf, PAGE);
-		r = pwrite(fd, w->buf, PAGE, off);
-		if (r != (ssize_t)PAGE) {
-			race_error("pwrite at %#zx: %s", off, io_error(r));
-			resync(w, off, PAGE);
-		} else {
-			memcpy(model + off, w->buf, PAGE);
-			st->writes++;
-			read_back(w, off, PAGE, "open: the writer's read-back");
-		}
+		write_page(w, fd, "pwrite", "open: the writer's read-back");
 		if (rnd(2) && fsync(fd))
 			race_error("fsync: %s", strerror(errno));
 	}
@@ -670,7 +600,7 @@ static bool disk_matches(const char *name, int fd, char *p)
 	if (rothp_drop_caches())
 		ksft_print_msg("%s: drop_caches: %s\n", name, strerror(errno));
 	snprintf(who, sizeof(who), "%s, from the disk", name);
-	return file_matches(fd, who);
+	return rothp_file_is(&orig, fd, model, fsize, who);
 }
 
 static const char *probe_odirect(void)
@@ -815,8 +745,8 @@ static void race_case(const struct wr_case *c)
 		rounds++;
 		/* Both are gone: the file and the mapping must read as the model. */
 		snprintf(who, sizeof(who), "%s: after round %ld", rc->name, rounds);
-		same = file_matches(fd, who);
-		same = map_matches(p, who) && same;
+		same = rothp_file_is(&orig, fd, model, fsize, who);
+		same = rothp_map_is(&orig, p, model, len, who) && same;
 	}
 	if (patched)
 		count1 = split_drop_count();
@@ -1122,8 +1052,8 @@ static void nomem_write(int fd, int wfd, char *p, enum nomem_way way, char *buf,
 	way_report(way, 0, NULL, done);
 
 	snprintf(who, sizeof(who), "nomem: after %s", name);
-	same = file_matches(fd, who);
-	same = map_matches(p, who) && same;
+	same = rothp_file_is(&orig, fd, model, fsize, who);
+	same = rothp_map_is(&orig, p, model, len, who) && same;
 	way_report(way, 1, NULL, same);
 
 	way_report(way, 2, skip_series, huge && split1 == split0 && drop1 - drop0 == 1);
