@@ -152,7 +152,6 @@ static long rothp_pmd_map(pid_t pid, unsigned long start, long nr, char *map)
 /* One field of /proc/PID/smaps_rollup ("Pss", "Rss", ...), in bytes; -1. */
 static long rothp_rollup_field(pid_t pid, const char *field)
 {
-	size_t flen = strlen(field);
 	char *line = NULL, path[64];
 	size_t cap = 0;
 	long kb, ret = -1;
@@ -163,8 +162,7 @@ static long rothp_rollup_field(pid_t pid, const char *field)
 	if (!fp)
 		return -1;
 	while (getline(&line, &cap, fp) > 0) {
-		if (!strncmp(line, field, flen) && line[flen] == ':' &&
-		    sscanf(line + flen + 1, "%ld kB", &kb) == 1) {
+		if (!rothp_field_value(line, field, &kb)) {
 			ret = kb * 1024;
 			break;
 		}

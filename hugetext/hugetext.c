@@ -48,6 +48,8 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
+#include "kinfo.h"
+
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE		25
 #endif
@@ -173,10 +175,7 @@ static const char no_config_text[] = "the kernel lacks CONFIG_READ_ONLY_THP_FOR_
 				 (1U << R_KERNEL_SAYS_NO))
 
 struct mapping {
-	unsigned long start, end, offset, inode;
-	unsigned int major, minor;
-	char perms[5];
-	char path[PATH_MAX];
+	struct rothp_vma vma;		/* its line of /proc/PID/smaps */
 	long long file_size;		/* -1: unknown (file replaced or deleted) */
 	const char *fs;			/* file system name, NULL: unknown */
 	bool shmem;			/* on tmpfs: shmem's THP, not the option's */
@@ -204,7 +203,7 @@ struct system {
 	char shmem_enabled[16];		/* "deny", "force", ... or "" */
 	unsigned long pmd_size;		/* the block size: hpage_pmd_size, or 2 MiB */
 	bool pmd_known;			/* hpage_pmd_size was read */
-	int config;			/* CONFIG_READ_ONLY_THP_FOR_FS: 1, 0, -1 */
+	int config;			/* CONFIG_READ_ONLY_THP_FOR_FS: enum rothp_kconfig */
 	char config_src[128];
 	char release[65];
 };
@@ -290,90 +289,6 @@ static int read_line(const char *path, char *buf, size_t len)
 	return ret;
 }
 
-/*
- * Look name up in one kernel config: 1 if "=y" or "=m", 0 if not set, -1 if
- * the text is no kernel config at all.
- */
-static int kconfig_scan(FILE *fp, const char *name)
-{
-	size_t len = strlen(name);
-	char line[512];
-	bool any = false;
-
-	while (fgets(line, sizeof(line), fp)) {
-		if (!strncmp(line, "CONFIG_", 7) || !strncmp(line, "# CONFIG_", 9))
-			any = true;
-		if (!strncmp(line, name, len) && line[len] == '=')
-			return line[len + 1] == 'y' || line[len + 1] == 'm';
-	}
-	return any ? 0 : -1;
-}
-
-/*
- * /proc/config.gz through gzip -dc, which spares a static binary a zlib
- * (busybox has gzip too); no shell, so any path will do.
- */
-static int kconfig_gz(const char *path, const char *name)
-{
-	int fd[2], status, ret = -1, null;
-	pid_t pid;
-	FILE *fp;
-
-	if (pipe2(fd, O_CLOEXEC))
-		return -1;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		close(fd[0]);
-		close(fd[1]);
-		return -1;
-	}
-	if (!pid) {
-		null = open("/dev/null", O_WRONLY);
-		if (dup2(fd[1], STDOUT_FILENO) < 0 || null < 0 || dup2(null, STDERR_FILENO) < 0)
-			_exit(127);
-		execlp("gzip", "gzip", "-dc", "--", path, (char *)NULL);
-		_exit(127);
-	}
-	close(fd[1]);
-	fp = fdopen(fd[0], "r");
-	if (fp) {
-		ret = kconfig_scan(fp, name);
-		fclose(fp);
-	} else {
-		close(fd[0]);
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return ret;
-}
-
-/* /boot/config-$(uname -r) first, then /proc/config.gz. */
-static void read_config(struct system *sys)
-{
-	static const char name[] = "CONFIG_READ_ONLY_THP_FOR_FS";
-	char path[PATH_MAX];
-	FILE *fp;
-
-	sys->config = -1;
-	snprintf(sys->config_src, sizeof(sys->config_src), "no kernel config found");
-	fp = fopen(sys_path(path, sizeof(path), "/boot/config-%s", sys->release), "r");
-	if (fp) {
-		sys->config = kconfig_scan(fp, name);
-		fclose(fp);
-		if (sys->config >= 0) {
-			snprintf(sys->config_src, sizeof(sys->config_src), "/boot/config-%s",
-				 sys->release);
-			return;
-		}
-	}
-	if (access(sys_path(path, sizeof(path), "/proc/config.gz"), R_OK))
-		return;
-	sys->config = kconfig_gz(path, name);
-	if (sys->config >= 0)
-		snprintf(sys->config_src, sizeof(sys->config_src), "/proc/config.gz");
-}
-
 /* The bracketed word of a THP sysfs choice, "always [madvise] never". */
 static void read_choice(const char *name, char *word, size_t len)
 {
@@ -417,7 +332,8 @@ static void read_system(struct system *sys)
 	}
 	read_choice("enabled", sys->enabled, sizeof(sys->enabled));
 	read_choice("shmem_enabled", sys->shmem_enabled, sizeof(sys->shmem_enabled));
-	read_config(sys);
+	sys->config = rothp_kconfig_running(root, sys->release, "CONFIG_READ_ONLY_THP_FOR_FS",
+					    sys->config_src, sizeof(sys->config_src));
 }
 
 /* A size in bytes, in words: "2 MiB". */
@@ -468,7 +384,7 @@ static int tmpfs_huge(const struct mapping *m, const struct system *sys)
 	/* ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS [TAG...] - TYPE SOURCE SUPEROPTIONS */
 	while (ret < 0 && getline(&line, &cap, fp) > 0) {
 		if (sscanf(line, "%*u %*u %u:%u", &major, &minor) != 2 ||
-		    major != m->major || minor != m->minor)
+		    major != m->vma.dev_major || minor != m->vma.dev_minor)
 			continue;
 		line[strcspn(line, "\n")] = '\0';
 		sep = strstr(line, " - ");
@@ -516,7 +432,7 @@ static void file_system(struct mapping *m, const struct system *sys)
 
 	m->fs = NULL;
 	m->large_folios = -1;
-	if (statfs(m->path, &fs))
+	if (statfs(m->vma.path, &fs))
 		return;
 	magic = (unsigned long)fs.f_type & 0xffffffffUL;
 	m->fs = "other";
@@ -535,20 +451,17 @@ static void file_system(struct mapping *m, const struct system *sys)
 
 static bool is_text(const struct mapping *m)
 {
-	return m->perms[0] == 'r' && m->perms[1] != 'w' && m->perms[2] == 'x' && m->inode;
+	const char *perms = m->vma.perms;
+
+	return perms[0] == 'r' && perms[1] != 'w' && perms[2] == 'x' && m->vma.inode;
 }
 
 /* The header line of a VMA in /proc/PID/smaps; 0 if it is one. */
 static int parse_vma(const char *line, struct mapping *m)
 {
-	int n = 0;
-
 	memset(m, 0, sizeof(*m));
-	if (sscanf(line, "%lx-%lx %4s %lx %x:%x %lu %n", &m->start, &m->end, m->perms,
-		   &m->offset, &m->major, &m->minor, &m->inode, &n) < 7 || !n)
+	if (rothp_vma_parse(line, &m->vma))
 		return -1;
-	snprintf(m->path, sizeof(m->path), "%s", line + n);
-	m->path[strcspn(m->path, "\n")] = '\0';
 	m->pmd_kb = -1;
 	m->thp_eligible = -1;
 	m->writers = -1;
@@ -590,13 +503,13 @@ static int read_smaps(struct target *t)
 		}
 		if (!in_text)
 			continue;
-		if (sscanf(line, "FilePmdMapped: %ld kB", &v) == 1) {
+		if (!rothp_field_value(line, "FilePmdMapped", &v)) {
 			t->maps[t->nr_maps - 1].pmd_kb = v;
-		} else if (sscanf(line, "THPeligible: %ld", &v) == 1) {
+		} else if (!rothp_field_value(line, "THPeligible", &v)) {
 			t->maps[t->nr_maps - 1].thp_eligible = v;
 		} else if (!strncmp(line, "VmFlags:", 8)) {
-			t->maps[t->nr_maps - 1].hugepage = !!strstr(line, " hg");
-			t->maps[t->nr_maps - 1].nohugepage = !!strstr(line, " nh");
+			t->maps[t->nr_maps - 1].hugepage = rothp_vmflag(line, "hg");
+			t->maps[t->nr_maps - 1].nohugepage = rothp_vmflag(line, "nh");
 		}
 	}
 	free(line);
@@ -617,14 +530,15 @@ fail:
 static int read_thp_disabled(pid_t pid)
 {
 	char path[PATH_MAX], line[256];
-	int ret = -1, v;
+	int ret = -1;
 	FILE *fp;
+	long v;
 
 	fp = fopen(sys_path(path, sizeof(path), "/proc/%d/status", (int)pid), "r");
 	if (!fp)
 		return -1;
 	while (fgets(line, sizeof(line), fp)) {
-		if (sscanf(line, "THP_enabled: %d", &v) == 1) {
+		if (!rothp_field_value(line, "THP_enabled", &v)) {
 			ret = !v;
 			break;
 		}
@@ -643,14 +557,14 @@ static int scan_pmd(int fd, struct mapping *m, unsigned long pmd)
 {
 	struct ht_page_region vec[32];
 	struct ht_pm_scan_arg arg;
-	unsigned long addr = m->start, first = ALIGN_DOWN(m->start, pmd), a;
+	unsigned long addr = m->vma.start, first = ALIGN_DOWN(m->vma.start, pmd), a;
 	long i, n, b;
 
-	while (addr < m->end) {
+	while (addr < m->vma.end) {
 		memset(&arg, 0, sizeof(arg));
 		arg.size = sizeof(arg);
 		arg.start = addr;
-		arg.end = m->end;
+		arg.end = m->vma.end;
 		arg.vec = (uintptr_t)vec;
 		arg.vec_len = ARRAY_SIZE(vec);
 		arg.category_mask = HT_PAGE_IS_HUGE | HT_PAGE_IS_PRESENT;
@@ -684,16 +598,16 @@ static int classify_blocks(struct target *t, const struct system *sys)
 	t->pmd_detail = fd >= 0;
 	for (i = 0; i < t->nr_maps; i++) {
 		struct mapping *m = &t->maps[i];
-		unsigned long first = ALIGN_DOWN(m->start, pmd), a, off;
-		bool congruent = !((m->start - m->offset) & (pmd - 1));
+		unsigned long first = ALIGN_DOWN(m->vma.start, pmd), a, off;
+		bool congruent = !((m->vma.start - m->vma.offset) & (pmd - 1));
 		long b;
 
-		if (m->path[0] == '/' && !stat(m->path, &st) && st.st_ino == m->inode &&
-		    st.st_dev == makedev(m->major, m->minor)) {
+		if (m->vma.path[0] == '/' && !stat(m->vma.path, &st) && st.st_ino == m->vma.inode &&
+		    st.st_dev == makedev(m->vma.dev_major, m->vma.dev_minor)) {
 			m->file_size = st.st_size;
 			file_system(m, sys);
 		}
-		m->nr_blocks = (ALIGN_UP(m->end, pmd) - first) / pmd;
+		m->nr_blocks = (ALIGN_UP(m->vma.end, pmd) - first) / pmd;
 		m->blocks = calloc(m->nr_blocks, 1);
 		if (!m->blocks) {
 			if (fd >= 0)
@@ -702,8 +616,8 @@ static int classify_blocks(struct target *t, const struct system *sys)
 		}
 		for (b = 0; b < m->nr_blocks; b++) {
 			a = first + b * pmd;
-			off = m->offset + (a - m->start);
-			if (a < m->start || a + pmd > m->end)
+			off = m->vma.offset + (a - m->vma.start);
+			if (a < m->vma.start || a + pmd > m->vma.end)
 				m->blocks[b] = BLK_PARTIAL;
 			else if (!congruent)
 				m->blocks[b] = BLK_MISALIGNED;
@@ -780,8 +694,8 @@ static void find_writers(struct target *t)
 			for (i = 0; i < t->nr_maps; i++) {
 				struct mapping *m = &t->maps[i];
 
-				if (st.st_ino != m->inode ||
-				    st.st_dev != makedev(m->major, m->minor))
+				if (st.st_ino != m->vma.inode ||
+				    st.st_dev != makedev(m->vma.dev_major, m->vma.dev_minor))
 					continue;
 				sys_path(path, sizeof(path), "/proc/%s/fdinfo/%s", p->d_name,
 					 f->d_name);
@@ -815,7 +729,7 @@ out:
  */
 static bool no_collapse(const struct mapping *m, const struct system *sys)
 {
-	return sys->config == 0 && !m->shmem;
+	return sys->config == ROTHP_KCONFIG_N && !m->shmem;
 }
 
 static void find_reasons(struct target *t, const struct system *sys)
@@ -994,15 +908,16 @@ static void print_json(const struct target *t, const struct system *sys)
 		"pagemap_scan" : "smaps");
 	for (i = 0; i < t->nr_maps; i++) {
 		const struct mapping *m = &t->maps[i];
-		unsigned long first = ALIGN_DOWN(m->start, sys->pmd_size);
+		unsigned long first = ALIGN_DOWN(m->vma.start, sys->pmd_size);
 		const char *sep = "";
 
 		fprintf(fp, "%s\n  {\"path\": ", i ? "," : "");
-		json_str(fp, m->path);
-		fprintf(fp, ", \"start\": %lu, \"end\": %lu, \"offset\": %lu, ", m->start, m->end,
-			m->offset);
-		fprintf(fp, "\"dev\": \"%02x:%02x\", \"inode\": %lu, \"size\": %lu, ", m->major,
-			m->minor, m->inode, m->end - m->start);
+		json_str(fp, m->vma.path);
+		fprintf(fp, ", \"start\": %lu, \"end\": %lu, \"offset\": %lu, ", m->vma.start,
+			m->vma.end, m->vma.offset);
+		fprintf(fp, "\"dev\": \"%02x:%02x\", \"inode\": %lu, \"size\": %lu, ",
+			m->vma.dev_major, m->vma.dev_minor, m->vma.inode,
+			m->vma.end - m->vma.start);
 		fputs("\"file_size\": ", fp);
 		if (m->file_size >= 0)
 			fprintf(fp, "%lld", m->file_size);
@@ -1075,11 +990,11 @@ static void print_text(const struct target *t, const struct system *sys)
 		printf("THP disabled for this process by prctl(PR_SET_THP_DISABLE)\n");
 	for (i = 0; i < t->nr_maps; i++) {
 		const struct mapping *m = &t->maps[i];
-		unsigned long pmd = sys->pmd_size, first = ALIGN_DOWN(m->start, pmd);
+		unsigned long pmd = sys->pmd_size, first = ALIGN_DOWN(m->vma.start, pmd);
 
-		printf("%s\n", m->path);
-		printf("    %#lx-%#lx %.1f MiB at file offset %#lx\n", m->start, m->end,
-		       (m->end - m->start) / 1048576.0, m->offset);
+		printf("%s\n", m->vma.path);
+		printf("    %#lx-%#lx %.1f MiB at file offset %#lx\n", m->vma.start, m->vma.end,
+		       (m->vma.end - m->vma.start) / 1048576.0, m->vma.offset);
 		printf("    file system %s, large folios %s\n", m->fs ? m->fs : "unknown",
 		       tristate(m->large_folios));
 		printf("    %s blocks %ld, eligible %ld, PMD-mapped %ld (FilePmdMapped %ld kB)\n",
@@ -1315,12 +1230,12 @@ static bool explain_einval(const struct mapping *m, const struct system *sys)
 
 	for (r = 0; r < NR_REASONS; r++) {
 		if (why & (1U << r)) {
-			err_msg("%s:   likely because %s\n", m->path, reason_text[r]);
+			err_msg("%s:   likely because %s\n", m->vma.path, reason_text[r]);
 			any = true;
 		}
 	}
 	if (no_collapse(m, sys)) {
-		err_msg("%s:   likely because %s\n", m->path, no_config_text);
+		err_msg("%s:   likely because %s\n", m->vma.path, no_config_text);
 		any = true;
 	}
 	return any;
@@ -1384,7 +1299,7 @@ static int collapse_target(pid_t pid, FILE *out, struct collapse_result *res)
 	}
 	for (i = 0; i < t.nr_maps && !res->fatal && !res->interrupted; i++) {
 		struct mapping *m = &t.maps[i];
-		unsigned long first = ALIGN_DOWN(m->start, sys.pmd_size);
+		unsigned long first = ALIGN_DOWN(m->vma.start, sys.pmd_size);
 		long tried = 0, done = 0, failed = 0, b;
 
 		if (!m->eligible)
@@ -1422,8 +1337,9 @@ static int collapse_target(pid_t pid, FILE *out, struct collapse_result *res)
 				break;
 			}
 			failed++;
-			err_msg("%s: block %#lx: %s%s%s\n", m->path, (unsigned long)iov.iov_base,
-				strerror(err), *errno_hint(err) ? ": " : "", errno_hint(err));
+			err_msg("%s: block %#lx: %s%s%s\n", m->vma.path,
+				(unsigned long)iov.iov_base, strerror(err),
+				*errno_hint(err) ? ": " : "", errno_hint(err));
 			if (err == EINVAL && explain_einval(m, &sys)) {
 				/* the rest of the mapping would fail the same way */
 				for (j = b + 1; j < m->nr_blocks; j++) {
@@ -1437,8 +1353,8 @@ static int collapse_target(pid_t pid, FILE *out, struct collapse_result *res)
 		res->collapsed += done;
 		res->failed += failed;
 		if (!res->fatal && !res->interrupted && tried && !quiet)
-			fprintf(out, "%s: collapsed %ld of %ld blocks in %.2f s\n", m->path, done,
-				tried, now() - t0);
+			fprintf(out, "%s: collapsed %ld of %ld blocks in %.2f s\n", m->vma.path,
+				done, tried, now() - t0);
 	}
 	close(pidfd);
 	if (res->fatal || res->interrupted || quiet) {
@@ -1448,10 +1364,11 @@ static int collapse_target(pid_t pid, FILE *out, struct collapse_result *res)
 	if (!load_target(&after, pid, &sys, false)) {
 		for (i = 0; i < t.nr_maps; i++) {
 			for (j = 0; j < after.nr_maps; j++) {
-				if (after.maps[j].start != t.maps[i].start || !t.maps[i].eligible)
+				if (after.maps[j].vma.start != t.maps[i].vma.start ||
+				    !t.maps[i].eligible)
 					continue;
 				fprintf(out, "%s: PMD-mapped blocks %ld -> %ld of %ld eligible, FilePmdMapped %ld -> %ld kB\n",
-					t.maps[i].path, t.maps[i].pmd, after.maps[j].pmd,
+					t.maps[i].vma.path, t.maps[i].pmd, after.maps[j].pmd,
 					after.maps[j].eligible, t.maps[i].pmd_kb,
 					after.maps[j].pmd_kb);
 			}

@@ -144,66 +144,14 @@ static void report(const struct rothp_case *c, int i, long rc, int err, long wan
 	report_name(name, rc, err, want_rc, want_err, intact);
 }
 
-/* A field of the smaps entry of the VMA of pid holding addr, e.g. "VmFlags:". */
-static int smaps_line(pid_t pid, unsigned long addr, const char *field, char *out, size_t len)
-{
-	unsigned long start, end, off, ino;
-	char path[64], perms[5], *line = NULL;
-	size_t cap = 0, flen = strlen(field);
-	unsigned int maj, min;
-	bool inside = false;
-	int ret = -1;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
-	fp = fopen(path, "r");
-	if (!fp)
-		return -1;
-	while (getline(&line, &cap, fp) > 0) {
-		/* A VMA's header line, as in /proc/PID/maps. */
-		if (sscanf(line, "%lx-%lx %4s %lx %x:%x %lu", &start, &end, perms, &off, &maj,
-			   &min, &ino) == 7) {
-			if (inside)
-				break;
-			inside = addr >= start && addr < end;
-			continue;
-		}
-		if (inside && !strncmp(line, field, flen)) {
-			snprintf(out, len, "%s", line + flen);
-			out[strcspn(out, "\n")] = '\0';
-			ret = 0;
-			break;
-		}
-	}
-	free(line);
-	fclose(fp);
-	return ret;
-}
-
-/* A "NAME: <n> kB" smaps field in bytes, or -1. */
-static long smaps_bytes(pid_t pid, const void *addr, const char *field)
-{
-	char buf[128];
-	long kb;
-
-	if (smaps_line(pid, (unsigned long)addr, field, buf, sizeof(buf)) ||
-	    sscanf(buf, "%ld", &kb) != 1)
-		return -1;
-	return kb * 1024;
-}
-
-/* Does the VMA holding addr have the two-letter VmFlags flag? */
+/* Does the VMA holding addr have the two-letter VmFlags flag? 1, 0, or -1. */
 static int vma_flag(const void *addr, const char *flag)
 {
-	char buf[256], *tok, *save;
+	char line[512];
 
-	if (smaps_line(getpid(), (unsigned long)addr, "VmFlags:", buf, sizeof(buf)))
+	if (rothp_smaps_line(getpid(), (unsigned long)addr, "VmFlags", line, sizeof(line)))
 		return -1;
-	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-		if (!strcmp(tok, flag))
-			return 1;
-	}
-	return 0;
+	return rothp_vmflag(line, flag);
 }
 
 /*
@@ -529,7 +477,7 @@ static void test_special_files(const struct rothp_case *c)
 		ksft_exit_fail_msg("mmap memfd: %s\n", strerror(errno));
 	rothp_touch(p, MEMFD_LEN, ROTHP_PAGE_SIZE);
 	rc = madv(p, MEMFD_LEN, MADV_COLLAPSE, &err);
-	pmd = smaps_bytes(getpid(), p, "ShmemPmdMapped:");
+	pmd = rothp_smaps_field(getpid(), (unsigned long)p, "ShmemPmdMapped");
 	same = true;
 	for (off = 0; off < MEMFD_LEN; off += sizeof(pattern)) {
 		pattern[0] = (unsigned char)(off / sizeof(pattern));
@@ -604,7 +552,7 @@ static void test_special_files(const struct rothp_case *c)
 	for (off = 0; off < 2 * PMD; off += ROTHP_PAGE_SIZE)
 		p[off] = (char)(off / ROTHP_PAGE_SIZE) | 1;
 	rc = madv(p, 2 * PMD, MADV_COLLAPSE, &err);
-	pmd = smaps_bytes(getpid(), p, "AnonHugePages:");
+	pmd = rothp_smaps_field(getpid(), (unsigned long)p, "AnonHugePages");
 	same = true;
 	for (off = 0; off < 2 * PMD; off += ROTHP_PAGE_SIZE)
 		same &= p[off] == ((char)(off / ROTHP_PAGE_SIZE) | 1) && !p[off + 1];

@@ -451,7 +451,7 @@ static void knob_init(const struct rothp_case *c)
 	ksft_print_msg("%s: CONFIG_BINFMT_ELF_THP_ALIGN_DEFAULT_ON is %s\n", src,
 		       on < 0 ? "unknown" : on ? "set" : "not set");
 	rothp_report(c, 0, on < 0 ? "the kernel's configuration cannot be read" : NULL,
-		     val == on, val);
+		     val == (on > 0), val);
 	ksft_print_msg("%s is %ld, set to 1 for the test\n", KNOB, val);
 	if (rothp_sysctl_save(KNOB) || rothp_sysctl_write(KNOB, 1))
 		ksft_exit_fail_msg("cannot set %s to 1\n", KNOB);

@@ -16,6 +16,7 @@
 
 #include <linux/magic.h>
 
+#include "kinfo.h"
 #include "kselftest.h"
 #include "util_cache.h"
 #include "util_core.h"
@@ -122,64 +123,25 @@ unsigned long rothp_hpage_pmd_size(void)
 	return strtoul(buf, NULL, 10);
 }
 
-/* Scan a kernel config for name: 1 if =y or =m, 0 if not set, -1 if no config. */
-static int kconfig_scan(FILE *fp, const char *name)
-{
-	size_t nlen = strlen(name);
-	char line[512];
-	bool config = false;
-
-	while (fgets(line, sizeof(line), fp)) {
-		if (strstr(line, "CONFIG_"))
-			config = true;
-		if (!strncmp(line, name, nlen) && line[nlen] == '=')
-			return line[nlen + 1] == 'y' || line[nlen + 1] == 'm';
-	}
-	return config ? 0 : -1;
-}
-
 /*
  * Look name (e.g. "CONFIG_READ_ONLY_THP_FOR_FS") up in the running kernel's
- * config: the file named by $ROTHP_KCONFIG, /boot/config-$(uname -r), or
- * /proc/config.gz through zcat (static binaries carry no zlib, but busybox
- * has zcat). Returns 1 if set, 0 if not, -1 if no config could be read; src
- * names where the answer came from.
+ * config: in the file $ROTHP_KCONFIG names, if it is a config, else where
+ * hugetext looks (rothp_kconfig_running()). Returns enum rothp_kconfig,
+ * > 0 for set (=y or =m); src names where the answer came from.
  */
 int rothp_kconfig(const char *name, char *src, size_t srclen)
 {
-	struct utsname u;
-	char path[PATH_MAX];
 	const char *env = getenv("ROTHP_KCONFIG");
-	FILE *fp;
 	int ret;
 
-	snprintf(src, srclen, "no readable kernel config");
 	if (env && *env) {
-		snprintf(path, sizeof(path), "%s", env);
-	} else {
-		uname(&u);
-		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
-	}
-	fp = fopen(path, "r");
-	if (fp) {
-		ret = kconfig_scan(fp, name);
-		fclose(fp);
-		if (ret >= 0) {
-			snprintf(src, srclen, "%s", path);
+		ret = rothp_kconfig_file(env, false, name);
+		if (ret != ROTHP_KCONFIG_UNKNOWN) {
+			snprintf(src, srclen, "%s", env);
 			return ret;
 		}
 	}
-	if (access("/proc/config.gz", R_OK))
-		return -1;
-	fflush(NULL);	/* popen() forks: do not duplicate buffered output */
-	fp = popen("zcat /proc/config.gz 2>/dev/null", "r");
-	if (!fp)
-		return -1;
-	ret = kconfig_scan(fp, name);
-	pclose(fp);
-	if (ret >= 0)
-		snprintf(src, srclen, "/proc/config.gz");
-	return ret;
+	return rothp_kconfig_running("", NULL, name, src, srclen);
 }
 
 /*

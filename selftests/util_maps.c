@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Mappings: /proc/PID/maps and smaps lines, the eligible 2 MiB blocks of a
- * file VMA, MADV_COLLAPSE retried on EAGAIN, and 2 MiB-aligned mappings.
+ * Mappings: /proc/PID/maps and smaps entries (their lines parsed by
+ * ../lib/kinfo.c, as hugetext parses them), the eligible 2 MiB blocks of
+ * a file VMA, MADV_COLLAPSE retried on EAGAIN, and 2 MiB-aligned mappings.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,25 +14,6 @@
 
 #include "util_core.h"
 #include "util_maps.h"
-
-/* Parse a /proc/PID/maps line (or an smaps header line); 0 if it is one. */
-static int parse_maps_line(const char *line, struct rothp_vma *vma)
-{
-	size_t len;
-	int pos = 0;
-
-	if (sscanf(line, "%lx-%lx %4s %lx %x:%x %lu %n", &vma->start, &vma->end,
-		   vma->perms, &vma->offset, &vma->dev_major, &vma->dev_minor,
-		   &vma->inode, &pos) != 7 || !pos)
-		return -1;
-
-	len = strcspn(line + pos, "\n");
-	if (len >= sizeof(vma->path))
-		len = sizeof(vma->path) - 1;
-	memcpy(vma->path, line + pos, len);
-	vma->path[len] = '\0';
-	return 0;
-}
 
 static FILE *open_proc(pid_t pid, const char *name)
 {
@@ -52,7 +34,40 @@ int rothp_find_vma(pid_t pid, unsigned long addr, struct rothp_vma *vma)
 	if (!fp)
 		return -1;
 	while (getline(&line, &cap, fp) > 0) {
-		if (!parse_maps_line(line, vma) && addr >= vma->start && addr < vma->end) {
+		if (!rothp_vma_parse(line, vma) && addr >= vma->start && addr < vma->end) {
+			ret = 0;
+			break;
+		}
+	}
+	free(line);
+	fclose(fp);
+	return ret;
+}
+
+/*
+ * The line "<field>: ..." of the smaps entry of pid's VMA holding addr,
+ * whole but for its newline, in buf: 0, or -1 if there is none.
+ */
+int rothp_smaps_line(pid_t pid, unsigned long addr, const char *field, char *buf, size_t len)
+{
+	FILE *fp = open_proc(pid, "smaps");
+	size_t flen = strlen(field), cap = 0;
+	struct rothp_vma vma;
+	char *line = NULL;
+	bool inside = false;
+	int ret = -1;
+
+	if (!fp)
+		return -1;
+	while (getline(&line, &cap, fp) > 0) {
+		if (!rothp_vma_parse(line, &vma)) {
+			if (inside)
+				break;
+			inside = addr >= vma.start && addr < vma.end;
+			continue;
+		}
+		if (inside && !strncmp(line, field, flen) && line[flen] == ':') {
+			snprintf(buf, len, "%.*s", (int)strcspn(line, "\n"), line);
 			ret = 0;
 			break;
 		}
@@ -65,32 +80,13 @@ int rothp_find_vma(pid_t pid, unsigned long addr, struct rothp_vma *vma)
 /* One "<field>: N kB" line of the smaps entry of pid's VMA at addr, in bytes; -1. */
 long rothp_smaps_field(pid_t pid, unsigned long addr, const char *field)
 {
-	FILE *fp = open_proc(pid, "smaps");
-	size_t flen = strlen(field);
-	struct rothp_vma vma;
-	char *line = NULL;
-	size_t cap = 0;
-	bool inside = false;
-	long kb, ret = -1;
+	char line[256];
+	long kb;
 
-	if (!fp)
+	if (rothp_smaps_line(pid, addr, field, line, sizeof(line)) ||
+	    rothp_field_value(line, field, &kb))
 		return -1;
-	while (getline(&line, &cap, fp) > 0) {
-		if (!parse_maps_line(line, &vma)) {
-			if (inside)
-				break;
-			inside = addr >= vma.start && addr < vma.end;
-			continue;
-		}
-		if (inside && !strncmp(line, field, flen) && line[flen] == ':' &&
-		    sscanf(line + flen + 1, "%ld kB", &kb) == 1) {
-			ret = kb * 1024;
-			break;
-		}
-	}
-	free(line);
-	fclose(fp);
-	return ret;
+	return kb * 1024;
 }
 
 /* FilePmdMapped of the VMA of pid containing addr, in bytes; -1 on error. */

@@ -6,23 +6,13 @@
 #ifndef __ROTHP_UTIL_MAPS_H
 #define __ROTHP_UTIL_MAPS_H
 
-#include <limits.h>
 #include <stddef.h>
 #include <sys/types.h>
 
-/* One line of /proc/PID/maps. */
-struct rothp_vma {
-	unsigned long start;
-	unsigned long end;
-	unsigned long offset;		/* file offset of start, in bytes */
-	char perms[5];
-	unsigned int dev_major;
-	unsigned int dev_minor;
-	unsigned long inode;
-	char path[PATH_MAX];
-};
+#include "kinfo.h"	/* struct rothp_vma, the line parsers hugetext uses too */
 
 int rothp_find_vma(pid_t pid, unsigned long addr, struct rothp_vma *vma);
+int rothp_smaps_line(pid_t pid, unsigned long addr, const char *field, char *buf, size_t len);
 long rothp_smaps_field(pid_t pid, unsigned long addr, const char *field);
 long rothp_file_pmd_mapped(pid_t pid, unsigned long addr);
 long rothp_vma_eligible_blocks(const struct rothp_vma *vma);

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kinfo: the kernel's configuration, and the lines of /proc/PID/maps,
+ * smaps and status, for hugetext and the test library alike (kinfo.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+
+#include "kinfo.h"
+
+/*
+ * Look name up in the text of a kernel config. Text without a line that
+ * starts "CONFIG_" or "# CONFIG_" (an empty file, or not a config at all)
+ * is no answer, so that the caller looks elsewhere; in a config, an
+ * option without a line is n, as Kconfig leaves out the options whose
+ * dependencies are not met.
+ */
+static int kconfig_scan(FILE *fp, const char *name)
+{
+	size_t len = strlen(name), cap = 0;
+	int ret = ROTHP_KCONFIG_UNKNOWN;
+	char *line = NULL;
+	bool config = false;
+
+	while (getline(&line, &cap, fp) > 0) {
+		if (!strncmp(line, "CONFIG_", 7) || !strncmp(line, "# CONFIG_", 9))
+			config = true;
+		if (strncmp(line, name, len) || line[len] != '=')
+			continue;
+		ret = line[len + 1] == 'y' ? ROTHP_KCONFIG_Y :
+		      line[len + 1] == 'm' ? ROTHP_KCONFIG_M : ROTHP_KCONFIG_N;
+		break;
+	}
+	free(line);
+	if (ret == ROTHP_KCONFIG_UNKNOWN && config)
+		ret = ROTHP_KCONFIG_N;
+	return ret;
+}
+
+/*
+ * A compressed config through gzip -dc, which spares a static binary a
+ * zlib (the guest's busybox has gzip too). No shell, so that any path
+ * will do.
+ */
+static int kconfig_gz(const char *path, const char *name)
+{
+	int fd[2], status, null, ret = ROTHP_KCONFIG_UNKNOWN;
+	pid_t pid;
+	FILE *fp;
+
+	if (pipe2(fd, O_CLOEXEC))
+		return ret;
+	fflush(NULL);	/* or the child's exit writes the buffers again */
+	pid = fork();
+	if (pid < 0) {
+		close(fd[0]);
+		close(fd[1]);
+		return ret;
+	}
+	if (!pid) {
+		null = open("/dev/null", O_WRONLY);
+		if (null < 0 || dup2(fd[1], STDOUT_FILENO) < 0 || dup2(null, STDERR_FILENO) < 0)
+			_exit(127);
+		execlp("gzip", "gzip", "-dc", "--", path, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	fp = fdopen(fd[0], "r");
+	if (fp) {
+		ret = kconfig_scan(fp, name);
+		fclose(fp);
+	} else {
+		close(fd[0]);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return ret;
+}
+
+int rothp_kconfig_file(const char *path, bool gz, const char *name)
+{
+	FILE *fp;
+	int ret;
+
+	/* No gzip started for a file that is not there. */
+	if (gz)
+		return access(path, R_OK) ? ROTHP_KCONFIG_UNKNOWN : kconfig_gz(path, name);
+	fp = fopen(path, "r");
+	if (!fp)
+		return ROTHP_KCONFIG_UNKNOWN;
+	ret = kconfig_scan(fp, name);
+	fclose(fp);
+	return ret;
+}
+
+int rothp_kconfig_running(const char *root, const char *release, const char *name,
+			  char *src, size_t srclen)
+{
+	char path[PATH_MAX];
+	struct utsname u;
+	int ret = ROTHP_KCONFIG_UNKNOWN;
+
+	if (!release) {
+		uname(&u);
+		release = u.release;
+	}
+	/* A path too long for path is a file that is not there. */
+	if (snprintf(path, sizeof(path), "%s/boot/config-%s", root, release) < (int)sizeof(path))
+		ret = rothp_kconfig_file(path, false, name);
+	if (ret != ROTHP_KCONFIG_UNKNOWN) {
+		snprintf(src, srclen, "/boot/config-%s", release);
+		return ret;
+	}
+	if (snprintf(path, sizeof(path), "%s/proc/config.gz", root) < (int)sizeof(path))
+		ret = rothp_kconfig_file(path, true, name);
+	snprintf(src, srclen, "%s", ret == ROTHP_KCONFIG_UNKNOWN ? "no kernel config found" :
+		 "/proc/config.gz");
+	return ret;
+}
+
+/*
+ * "START-END PERMS OFFSET MAJOR:MINOR INODE [PATH]": 0 if line is one,
+ * with vma set, else -1. The path is the rest of the line, spaces and a
+ * " (deleted)" included.
+ */
+int rothp_vma_parse(const char *line, struct rothp_vma *vma)
+{
+	int pos = 0;
+
+	if (sscanf(line, "%lx-%lx %4s %lx %x:%x %lu %n", &vma->start, &vma->end, vma->perms,
+		   &vma->offset, &vma->dev_major, &vma->dev_minor, &vma->inode, &pos) != 7 ||
+	    !pos)
+		return -1;
+	snprintf(vma->path, sizeof(vma->path), "%.*s", (int)strcspn(line + pos, "\n"),
+		 line + pos);
+	return 0;
+}
+
+/*
+ * The number of a line "NAME: N" or "NAME: N kB", as smaps, smaps_rollup
+ * and status print them (in kB where they say so): 0 with *val set, or
+ * -1 if line is not name's.
+ */
+int rothp_field_value(const char *line, const char *name, long *val)
+{
+	size_t len = strlen(name);
+
+	if (strncmp(line, name, len) || line[len] != ':' || sscanf(line + len + 1, "%ld", val) != 1)
+		return -1;
+	return 0;
+}
+
+/*
+ * Whether the smaps line "VmFlags: rd ex mr ..." holds the two-letter
+ * flag: a whole word, so that a flag can never match part of another.
+ */
+bool rothp_vmflag(const char *line, const char *flag)
+{
+	size_t len = strlen(flag), n;
+	const char *p;
+
+	if (strncmp(line, "VmFlags:", 8))
+		return false;
+	for (p = line + 8; *p; p += n) {
+		p += strspn(p, " \t\n");
+		n = strcspn(p, " \t\n");
+		if (n == len && !strncmp(p, flag, len))
+			return true;
+	}
+	return false;
+}
