@@ -90,8 +90,9 @@ demo: apply
 	@$(S)/show-demo.sh results/demo-$(demo_name)
 
 # stress: the soak. The guest gets DURATION seconds of stress plus half an
-# hour for booting, setting up and the final checks.
-DURATION ?= 600
+# hour for booting, setting up and the final checks. The default is the
+# guest runner's own (ROTHP_STRESS_DURATION of scripts/contract.sh).
+DURATION ?= $(shell . $(S)/contract.sh && echo "$$ROTHP_STRESS_DURATION")
 stress: apply
 	@$(S)/build.sh $(KERNEL) $(check_flavour)
 	@$(S)/image.sh

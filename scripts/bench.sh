@@ -18,7 +18,7 @@ mkdir -p "$RESULTS"
 export DISK_CACHE=none
 for k in baseline patched; do
 	"$ROTHP_TOP/scripts/boot.sh" "$(kernel_name "$k")" bench "$RESULTS/bench-$k" ||
-		die "the $k bench run did not finish; see $RESULTS/bench-$k/console.log"
+		die "the $k bench run did not finish; see $RESULTS/bench-$k/$ROTHP_CONSOLE_LOG"
 	# The same SMP guest as make check: every CPU QEMU gave it online.
 	guest=$(grep -m1 "^$ROTHP_GUEST" "$RESULTS/bench-$k/$ROTHP_KTAP_LOG" || true)
 	[ -n "$guest" ] || die "the $k bench run printed no '${ROTHP_GUEST% }' line"

@@ -23,11 +23,22 @@ ROTHP_MODES='check stress bench demo probe'
 ROTHP_OPTION_PREFIX='rothp.'
 ROTHP_OPTIONS='mode cpus preempt filter timeout trace duration gcov'
 
-# The guest's directory of lists and tests; the disk images in the order
-# QEMU gets them (/dev/vda, /dev/vdb, ...), the one with the gcov archive;
-# the run directory's logs of the first and the second serial port.
+# The guest's directory of lists and tests, and its lists; the disk
+# images, each by name and all in the order QEMU gets them (/dev/vda,
+# /dev/vdb, ...); the swap disk holds the gcov archive; where the guest
+# mounts the file systems; rothp.duration='s default, also make stress's
+# DURATION; the run directory's logs of the first and the second serial
+# port.
 ROTHP_GUEST_DIR='/rothp'
+ROTHP_TESTS_LIST='/rothp/tests.list'
+ROTHP_BENCH_LIST='/rothp/bench.list'
 ROTHP_DISKS='ext4.img xfs.img swap.img ext3.img ext2.img'
+ROTHP_EXT4_DISK='ext4.img'
+ROTHP_XFS_DISK='xfs.img'
 ROTHP_SWAP_DISK='swap.img'
+ROTHP_EXT3_DISK='ext3.img'
+ROTHP_EXT2_DISK='ext2.img'
+ROTHP_MOUNTS='/mnt/ext4 /mnt/xfs /mnt/ext3 /mnt/ext2 /mnt/tmpfs'
+ROTHP_STRESS_DURATION='600'
 ROTHP_CONSOLE_LOG='console.log'
 ROTHP_KTAP_LOG='ktap.log'

@@ -25,7 +25,7 @@ command -v gcov >/dev/null || die "gcov missing (make deps: gcc)"
 "$ROTHP_TOP/scripts/image.sh"
 rm -rf "$run/gcda"
 "$ROTHP_TOP/scripts/boot.sh" "$name" check "$run" gcov=1 ||
-	die "the coverage guest did not finish (see ${run#"$ROTHP_TOP"/}/console.log)"
+	die "the coverage guest did not finish (see ${run#"$ROTHP_TOP"/}/$ROTHP_CONSOLE_LOG)"
 grep -q "^$ROTHP_GCOV_SAVED" "$run/$ROTHP_KTAP_LOG" ||
 	die "the guest saved no gcov counters: $(grep -m1 "^$ROTHP_GCOV_FAILED" "$run/$ROTHP_KTAP_LOG" || echo 'no report')"
 # The test results of this run, as make check reports them. The coverage

@@ -29,10 +29,16 @@ run_logged "building the selftests" "$LOGS/selftests.log" \
 
 mkdir -p "$img"
 rm -rf "$img/root" "$img/fs" "$img/fs-ext4" "$img/fs-ext3" "$img/fs-ext2"
-mkdir -p "$img/root"/{bin,dev,proc,sys,tmp,mnt/ext4,mnt/xfs,mnt/ext3,mnt/ext2,mnt/tmpfs} "$img/fs"
-# The runner's directory of lists and programs (scripts/contract.sh).
+mkdir -p "$img/root"/{bin,dev,proc,sys,tmp} "$img/fs"
+# The runner's directory of lists and programs, its lists and the
+# directories it mounts the file systems on (scripts/contract.sh).
 guest=$img/root$ROTHP_GUEST_DIR
+tests_list=$img/root$ROTHP_TESTS_LIST
+bench_list=$img/root$ROTHP_BENCH_LIST
 mkdir -p "$guest"
+for m in $ROTHP_MOUNTS; do
+	mkdir -p "$img/root$m"
+done
 
 # The programs the tests expect on every disk file system.
 for f in $(make -s -C "$ROTHP_TOP/selftests" OUTPUT="$out" print-disk-progs); do
@@ -79,17 +85,17 @@ fs_bytes=$(du -sb "$img/fs" | cut -f1)
 # initramfs: busybox and the runner; the test binaries themselves.
 cp "$busybox" "$img/root/bin/busybox"
 install -m 0755 "$ROTHP_TOP/guest/init" "$img/root/init"
-cp "$ROTHP_TOP/guest/tests.list" "$guest/tests.list"
+cp "$ROTHP_TOP/guest/tests.list" "$tests_list"
 # The kernel's own mm selftests, after ours: upstream.list, and with
 # UPSTREAM_FULL=1 (make check-full) upstream-full.list too.
 run_logged "building the kernel's mm selftests" "$LOGS/upstream-mm.log" "$ROTHP_TOP/scripts/upstream-mm.sh"
-cat "$ROTHP_TOP/guest/upstream.list" >>"$guest/tests.list"
-[ "${UPSTREAM_FULL:-0}" != 1 ] || cat "$ROTHP_TOP/guest/upstream-full.list" >>"$guest/tests.list"
+cat "$ROTHP_TOP/guest/upstream.list" >>"$tests_list"
+[ "${UPSTREAM_FULL:-0}" != 1 ] || cat "$ROTHP_TOP/guest/upstream-full.list" >>"$tests_list"
 mkdir -p "$guest/upstream-mm"
 for f in $(cat "$BUILD/upstream-mm/progs"); do
 	cp "$BUILD/upstream-mm/$f" "$guest/upstream-mm/$f"
 done
-cp "$ROTHP_TOP/bench/bench.list" "$guest/bench.list"
+cp "$ROTHP_TOP/bench/bench.list" "$bench_list"
 while read -r _ _ bin _; do
 	[ -n "$bin" ] && cp "$out/$bin" "$guest/"
 done < <(cat "$ROTHP_TOP/guest/tests.list" "$ROTHP_TOP/bench/bench.list" | grep -vE '^[[:space:]]*(#|$)')
@@ -106,10 +112,15 @@ done
 	cpio --quiet -o -0 -H newc -R 0:0) >"$img/initramfs.cpio.new"
 mv "$img/initramfs.cpio.new" "$img/initramfs.cpio"
 
+# The disk images, by the names boot.sh gives QEMU (scripts/contract.sh).
+ext4_img=$img/$ROTHP_EXT4_DISK
+xfs_img=$img/$ROTHP_XFS_DISK
+swap_img=$img/$ROTHP_SWAP_DISK
+
 # ext4: 4 KiB blocks, so a 2 MiB folio covers 512 whole blocks.
-rm -f "$img/ext4.img"
-truncate -s "$ext4_size" "$img/ext4.img"
-mkfs.ext4 -q -F -b 4096 -L rothp-ext4 -d "$img/fs-ext4" "$img/ext4.img" ||
+rm -f "$ext4_img"
+truncate -s "$ext4_size" "$ext4_img"
+mkfs.ext4 -q -F -b 4096 -L rothp-ext4 -d "$img/fs-ext4" "$ext4_img" ||
 	die "mkfs.ext4 -d failed"
 
 # ext3: the ext4 driver serves it (6.12 has no ext3 driver of its own),
@@ -118,14 +129,18 @@ mkfs.ext4 -q -F -b 4096 -L rothp-ext4 -d "$img/fs-ext4" "$img/ext4.img" ||
 # Only textprog, and room for the test's copy of it: textprog twice and
 # 64 MiB for the journal and metadata, in MiB.
 small_fs_mib=$(( ($(stat -c %s "$img/fs/textprog") * 2 >> 20) + 64 ))
-for fs in ext3 ext2; do
+# small_fs FS IMAGE: textprog alone on a file system of type FS, in IMAGE.
+small_fs() {
+	local fs=$1 file=$img/$2
 	mkdir -p "$img/fs-$fs"
 	cp "$img/fs/textprog" "$img/fs-$fs/"
-	rm -f "$img/$fs.img"
-	truncate -s "${small_fs_mib}M" "$img/$fs.img"
-	"mkfs.$fs" -q -F -b 4096 -L "rothp-$fs" -d "$img/fs-$fs" "$img/$fs.img" ||
+	rm -f "$file"
+	truncate -s "${small_fs_mib}M" "$file"
+	"mkfs.$fs" -q -F -b 4096 -L "rothp-$fs" -d "$img/fs-$fs" "$file" ||
 		die "mkfs.$fs -d failed"
-done
+}
+small_fs ext3 "$ROTHP_EXT3_DISK"
+small_fs ext2 "$ROTHP_EXT2_DISK"
 
 # xfs: mkfs.xfs of bookworm has no -d, but it populates from a protofile:
 # one line per file, a directory's entries after its line, ended by "$".
@@ -148,21 +163,23 @@ proto_dir() {
 	proto_dir "$img/fs"
 	echo "\$"
 } >"$img/xfs.proto"
-rm -f "$img/xfs.img"
-truncate -s "$disk_size" "$img/xfs.img"
-mkfs.xfs -q -f -b size=4096 -L rothp-xfs -p "$img/xfs.proto" "$img/xfs.img" >/dev/null ||
+rm -f "$xfs_img"
+truncate -s "$disk_size" "$xfs_img"
+mkfs.xfs -q -f -b size=4096 -L rothp-xfs -p "$img/xfs.proto" "$xfs_img" >/dev/null ||
 	die "mkfs.xfs -p failed"
 # swap: the guest's swap device (/dev/vdc), for the cases that page out.
-rm -f "$img/swap.img"
-truncate -s "${SWAP_SIZE:-1G}" "$img/swap.img"
-mkswap -q -L rothp-swap "$img/swap.img" >/dev/null || die "mkswap failed"
-# Check both images before any guest mounts them.
-e2fsck -fn "$img/ext4.img" >"$LOGS/fsck-ext4.log" 2>&1 ||
-	die "the ext4 image fails e2fsck -fn (see ${LOGS#"$ROTHP_TOP"/}/fsck-ext4.log)"
-for fs in ext3 ext2; do
-	e2fsck -fn "$img/$fs.img" >"$LOGS/fsck-$fs.log" 2>&1 ||
-		die "the $fs image fails e2fsck -fn (see ${LOGS#"$ROTHP_TOP"/}/fsck-$fs.log)"
-done
-xfs_repair -n -f "$img/xfs.img" >"$LOGS/fsck-xfs.log" 2>&1 ||
+rm -f "$swap_img"
+truncate -s "${SWAP_SIZE:-1G}" "$swap_img"
+mkswap -q -L rothp-swap "$swap_img" >/dev/null || die "mkswap failed"
+# Check every file system image before any guest mounts it.
+# e2fsck_image FS IMAGE: e2fsck -fn of IMAGE, which holds an FS file system.
+e2fsck_image() {
+	e2fsck -fn "$img/$2" >"$LOGS/fsck-$1.log" 2>&1 ||
+		die "the $1 image fails e2fsck -fn (see ${LOGS#"$ROTHP_TOP"/}/fsck-$1.log)"
+}
+e2fsck_image ext4 "$ROTHP_EXT4_DISK"
+e2fsck_image ext3 "$ROTHP_EXT3_DISK"
+e2fsck_image ext2 "$ROTHP_EXT2_DISK"
+xfs_repair -n -f "$xfs_img" >"$LOGS/fsck-xfs.log" 2>&1 ||
 	die "the xfs image fails xfs_repair -n (see ${LOGS#"$ROTHP_TOP"/}/fsck-xfs.log)"
-info "images ready in ${img#"$ROTHP_TOP"/}: initramfs.cpio ($(du -h "$img/initramfs.cpio" | cut -f1)), ext4.img, xfs.img ($((fs_bytes >> 20)) MiB of files in $disk_size, ext4 $((ext4_size >> 20)) MiB with textprog_big), ext3.img and ext2.img (${small_fs_mib} MiB each)"
+info "images ready in ${img#"$ROTHP_TOP"/}: initramfs.cpio ($(du -h "$img/initramfs.cpio" | cut -f1)), $ROTHP_EXT4_DISK, $ROTHP_XFS_DISK ($((fs_bytes >> 20)) MiB of files in $disk_size, ext4 $((ext4_size >> 20)) MiB with textprog_big), $ROTHP_EXT3_DISK and $ROTHP_EXT2_DISK (${small_fs_mib} MiB each)"

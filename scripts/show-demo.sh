@@ -7,7 +7,7 @@ set -euo pipefail
 
 run=${1:?usage: show-demo.sh RUN_DIR}
 log=$run/$ROTHP_KTAP_LOG
-[ -s "$log" ] || die "no guest output in $log; see $run/console.log"
+[ -s "$log" ] || die "no guest output in $log; see $run/$ROTHP_CONSOLE_LOG"
 echo
 tr -d '\r' <"$log" | sed -n "/^$ROTHP_DEMO_START/,/^$ROTHP_DEMO_EXIT/p" |
 	sed -e "/^$ROTHP_DEMO_START/d" -e "/^$ROTHP_DEMO_EXIT/d"
@@ -15,6 +15,6 @@ echo
 status=$(tr -d '\r' <"$log" | sed -n "s/^$ROTHP_DEMO_EXIT//p")
 case "$status" in
 0) info "demo: the text became huge (logs: ${run#"$ROTHP_TOP"/}/)" ;;
-"") die "the demo did not finish; see $run/console.log" ;;
+"") die "the demo did not finish; see $run/$ROTHP_CONSOLE_LOG" ;;
 *) die "the demo's text did not become huge (exit $status); see $run/" ;;
 esac

@@ -169,7 +169,7 @@ def read_run(run):
          'accel': 'tcg'}
     text = read_text(os.path.join(run, contract.KTAP_LOG))
     if text is None:
-        r['failed'].append(f'{run}: no ktap.log')
+        r['failed'].append(f'{run}: no {contract.KTAP_LOG}')
         return r
     m = ACCEL.search(read_text(os.path.join(run, 'qemu.cmd')) or '')
     if m:

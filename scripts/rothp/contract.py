@@ -58,14 +58,24 @@ OPTIONS = ('mode', 'cpus', 'preempt', 'filter', 'timeout', 'trace', 'duration', 
 GUEST_DIR = '/rothp'
 TESTS_LIST = GUEST_DIR + '/tests.list'
 BENCH_LIST = GUEST_DIR + '/bench.list'
-# The disks, in the order QEMU gets them (virtio: /dev/vda, /dev/vdb, ...):
-# (image file in build/image and the run directory, guest device).
-DISKS = (('ext4.img', '/dev/vda'), ('xfs.img', '/dev/vdb'),
-         ('swap.img', '/dev/vdc'), ('ext3.img', '/dev/vdd'),
-         ('ext2.img', '/dev/vde'))
-# The swap disk; with rothp.gcov=1 it holds the gcov archive after the
-# "gcov saved" marker.
+# The disk images, as image.sh names them in build/image and boot.sh in
+# the run directory. The swap disk holds the gcov archive after the
+# "gcov saved" marker (rothp.gcov=1).
+EXT4_DISK = 'ext4.img'
+XFS_DISK = 'xfs.img'
 SWAP_DISK = 'swap.img'
+EXT3_DISK = 'ext3.img'
+EXT2_DISK = 'ext2.img'
+# The disks, in the order QEMU gets them (virtio: /dev/vda, /dev/vdb, ...):
+# (image file, guest device).
+DISKS = ((EXT4_DISK, '/dev/vda'), (XFS_DISK, '/dev/vdb'), (SWAP_DISK, '/dev/vdc'),
+         (EXT3_DISK, '/dev/vdd'), (EXT2_DISK, '/dev/vde'))
+# Where the runner mounts the file systems: image.sh makes the directories
+# in the initramfs, the lists name them as the tests' arguments.
+MOUNTS = ('/mnt/ext4', '/mnt/xfs', '/mnt/ext3', '/mnt/ext2', '/mnt/tmpfs')
+# The seconds of stress when rothp.duration= does not say; make stress's
+# DURATION defaults to it too.
+STRESS_DURATION = 600
 # The serial ports, in QEMU's order, and the run directory's file of each:
 # the kernel console, then the runner's KTAP and markers.
 CONSOLE_LOG = 'console.log'
@@ -118,8 +128,16 @@ def shell_values():
         'ROTHP_OPTION_PREFIX': OPTION_PREFIX,
         'ROTHP_OPTIONS': ' '.join(OPTIONS),
         'ROTHP_GUEST_DIR': GUEST_DIR,
+        'ROTHP_TESTS_LIST': TESTS_LIST,
+        'ROTHP_BENCH_LIST': BENCH_LIST,
         'ROTHP_DISKS': ' '.join(image for image, _ in DISKS),
+        'ROTHP_EXT4_DISK': EXT4_DISK,
+        'ROTHP_XFS_DISK': XFS_DISK,
         'ROTHP_SWAP_DISK': SWAP_DISK,
+        'ROTHP_EXT3_DISK': EXT3_DISK,
+        'ROTHP_EXT2_DISK': EXT2_DISK,
+        'ROTHP_MOUNTS': ' '.join(MOUNTS),
+        'ROTHP_STRESS_DURATION': str(STRESS_DURATION),
         'ROTHP_CONSOLE_LOG': CONSOLE_LOG,
         'ROTHP_KTAP_LOG': KTAP_LOG,
     }

@@ -165,7 +165,7 @@ def run_cases(run):
     cases, nprog = parse_ktap(ktap)
     cases += runner_cases(os.path.basename(os.path.normpath(run)), ktap, nprog)
     for kind, lineno, text in find_splats(console)[:MAX_SPLATS]:
-        cases.append((f'console: {kind}', 'FAIL', f'console.log:{lineno}: {text[:160]}'))
+        cases.append((f'console: {kind}', 'FAIL', f'{contract.CONSOLE_LOG}:{lineno}: {text[:160]}'))
     return ktap, cases
 
 

@@ -27,7 +27,7 @@ def write_run(parent, name, ktap, console=''):
     """A run directory parent/name with that ktap.log and console.log."""
     run = os.path.join(parent, name)
     os.makedirs(run)
-    for fname, text in (('ktap.log', ktap), ('console.log', console)):
+    for fname, text in ((contract.KTAP_LOG, ktap), (contract.CONSOLE_LOG, console)):
         with open(os.path.join(run, fname), 'w') as f:
             f.write(text)
     return run

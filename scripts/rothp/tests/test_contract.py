@@ -2,6 +2,7 @@
 """Tests of contract: that guest/init prints every marker the host expects
 and no other, reads the options and runs the modes the host names, and
 that scripts/contract.sh says what contract.py says."""
+import glob
 import os
 import re
 import unittest
@@ -13,10 +14,16 @@ INIT = os.path.join(TOP, 'guest', 'init')
 CONTRACT_SH = os.path.join(TOP, 'scripts', 'contract.sh')
 TESTS_LIST = os.path.join(TOP, 'guest', 'tests.list')
 BENCH_LIST = os.path.join(TOP, 'bench', 'bench.list')
+# Every list the guest runs: tests.list, the kernel's own mm selftests
+# appended to it, bench.list.
+LISTS = (TESTS_LIST, os.path.join(TOP, 'guest', 'upstream.list'),
+         os.path.join(TOP, 'guest', 'upstream-full.list'), BENCH_LIST)
 # say_KEY() { echo "TEXT"; }: one marker of init.
 SAY = re.compile(r'^say_(\w+)\(\) \{ echo "([^"]*)"; \}$')
 # A shell assignment of contract.sh: NAME='VALUE'.
 ASSIGN = re.compile(r"^(ROTHP_\w+)='([^']*)'$")
+# A variable init sets outside its functions: name=value.
+INIT_VAR = re.compile(r'^(\w+)=(\S+)$')
 
 
 def read(path):
@@ -37,6 +44,24 @@ def init_markers():
                                                  if int(d.group(1)) <= len(names) else '?') + '}',
                                 text)
     return found
+
+
+def init_vars():
+    """{name: value} of the variables guest/init sets outside its
+    functions, the $name in a value replaced by that variable's value."""
+    found = {}
+    for line in read(INIT).splitlines():
+        m = INIT_VAR.match(line)
+        if m:
+            found[m.group(1)] = re.sub(r'\$\{?(\w+)\}?', lambda v: found[v.group(1)],
+                                       m.group(2))
+    return found
+
+
+def list_lines(path):
+    """The entries of a list, each split into its words."""
+    return [line.split() for line in read(path).splitlines()
+            if line.strip() and not line.lstrip().startswith('#')]
 
 
 class InitTest(unittest.TestCase):
@@ -77,11 +102,33 @@ class InitTest(unittest.TestCase):
         self.assertIn(f'\tmode={contract.DEFAULT_MODE}\n', self.init)
 
     def test_paths(self):
-        for path in (contract.TESTS_LIST, contract.BENCH_LIST):
-            self.assertIn(path, self.init)
-        for _, device in contract.DISKS:
-            self.assertIn(device, self.init)
-        self.assertIn(f'swapon {dict(contract.DISKS)[contract.SWAP_DISK]}', self.init)
+        # Image NAME.img is the device $NAME_dev of init, mount point
+        # /mnt/NAME the directory $NAME_dir.
+        want = {'guest_dir': contract.GUEST_DIR, 'tests_list': contract.TESTS_LIST,
+                'bench_list': contract.BENCH_LIST,
+                'stress_duration': str(contract.STRESS_DURATION)}
+        want.update((image.split('.')[0] + '_dev', device) for image, device in contract.DISKS)
+        want.update((os.path.basename(m) + '_dir', m) for m in contract.MOUNTS)
+        got = init_vars()
+        self.assertEqual({k: got.get(k) for k in want}, want)
+        swap = contract.SWAP_DISK.split('.')[0] + '_dev'
+        self.assertIn(f'swapon "${swap}"', self.init)
+        self.assertIn('\tduration=$stress_duration\n', self.init)
+
+    def test_paths_named_once(self):
+        # Outside the variables that name them, init names no list, disk
+        # or mount point by its path.
+        paths = re.compile('|'.join(re.escape(p) for p in (
+            [contract.GUEST_DIR + '/'] + [d for _, d in contract.DISKS] + list(contract.MOUNTS))))
+        for line in self.init.splitlines():
+            if line.lstrip().startswith('#') or INIT_VAR.match(line):
+                continue
+            self.assertNotRegex(line, paths)
+
+    def test_variables_used(self):
+        for name in init_vars():
+            self.assertTrue(re.search(r'\$\{?' + name + r'\b', self.init),
+                            f'init sets {name} but never uses it')
 
 
 class RegexTest(unittest.TestCase):
@@ -119,9 +166,27 @@ class ShellTest(unittest.TestCase):
         # delimited by /) and every value in single quotes.
         for name, value in contract.shell_values().items():
             self.assertNotIn("'", value, name)
-            if name not in ('ROTHP_PROGRESS_RE', 'ROTHP_GUEST_DIR', 'ROTHP_OPTION_PREFIX') \
-                    and not name.endswith(('_LOG', '_DISK', '_DISKS')):
+            # The paths and file names are neither.
+            if name not in ('ROTHP_PROGRESS_RE', 'ROTHP_OPTION_PREFIX') \
+                    and not name.endswith(('_DIR', '_LIST', '_LOG', '_DISK', '_DISKS', '_MOUNTS')):
                 self.assertNotRegex(value, r'[][\\.*^$+?(){}|/"]', name)
+
+    def test_scripts_use_it(self):
+        # The host's scripts name the run directory's logs, the disk
+        # images, the guest's lists and mount points by contract.sh's
+        # variables; a comment may name them.
+        names = ([contract.CONSOLE_LOG, contract.KTAP_LOG, contract.TESTS_LIST,
+                  contract.BENCH_LIST] + [image for image, _ in contract.DISKS]
+                 + list(contract.MOUNTS))
+        for path in sorted(glob.glob(os.path.join(TOP, 'scripts', '*.sh'))):
+            if path == CONTRACT_SH:
+                continue
+            for n, line in enumerate(read(path).splitlines(), 1):
+                if line.lstrip().startswith('#'):
+                    continue
+                for name in names:
+                    self.assertNotIn(name, line, f'{os.path.basename(path)}:{n}')
+
 
 class StressListTest(unittest.TestCase):
     """Stress mode runs the stress lines of tests.list with their last
@@ -129,9 +194,7 @@ class StressListTest(unittest.TestCase):
     argument must be the seconds."""
 
     def test_stress_lines(self):
-        lines = [line.split() for line in read(TESTS_LIST).splitlines()
-                 if line.strip() and not line.lstrip().startswith('#')]
-        stress = [w for w in lines if w[2] == 'stress']
+        stress = [w for w in list_lines(TESTS_LIST) if w[2] == 'stress']
         self.assertGreaterEqual(len(stress), 2)
         for w in stress:
             self.assertEqual(len(w), 5, w)
@@ -144,12 +207,18 @@ class ListNamesTest(unittest.TestCase):
     tests.list and the benchmarks of bench.list never share one."""
 
     def test_names_apart(self):
-        def names(path):
-            return {line.split()[0] for line in read(path).splitlines()
-                    if line.strip() and not line.lstrip().startswith('#')}
-        tests, benches = names(TESTS_LIST), names(BENCH_LIST)
+        tests, benches = ({w[0] for w in list_lines(path)} for path in (TESTS_LIST, BENCH_LIST))
         self.assertTrue(tests and benches)
         self.assertEqual(tests & benches, set())
+
+    def test_mount_points(self):
+        # The directories the lists give the tests are the guest's mount
+        # points, or in them.
+        for path in LISTS:
+            for w in list_lines(path):
+                for arg in w[3:]:
+                    if arg.startswith('/mnt/'):
+                        self.assertIn('/'.join(arg.split('/')[:3]), contract.MOUNTS, w)
 
 
 if __name__ == '__main__':
