@@ -115,7 +115,7 @@ series-export:
 	@$(S)/series-export.sh
 
 series-status: fetch
-	@$(S)/series-export.sh --check
+	@$(S)/series-status.sh
 
 docs-check: apply
 	@$(S)/docs-check.sh

@@ -1,19 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # series-export: write the commits of the series branch back to patches/.
-#   series-export.sh          format-patch rothp-base..rothp into patches/,
-#                             regenerate patches/series
-#   series-export.sh --check  only say whether patches/ equals the tree
+#   series-export.sh    format-patch rothp-base..rothp into patches/,
+#                       regenerate patches/series
 # The cover letter, patches/0000-cover-letter.patch, is written by hand.
+# series-status.sh only says whether patches/ equals the tree.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+[ $# -eq 0 ] || die "series-export.sh takes no argument (the check is series-status.sh)"
 [ -d "$SRC/.git" ] || die "no source tree: run 'make apply' first"
-if [ "${1:-}" = --check ]; then
-	tree_matches_series || die "patches/ and branch $SERIES_BRANCH of $SRC differ (make series-export?)"
-	info "patches/ equals branch $SERIES_BRANCH ($(git -C "$SRC" rev-list --count "$BASE_TAG..$SERIES_BRANCH") commits)"
-	exit 0
-fi
 [ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ] ||
 	die "$SRC has uncommitted changes: commit them first"
 tmp=$(mktemp -d)
