@@ -203,13 +203,20 @@ class StressListTest(unittest.TestCase):
 
 
 class ListNamesTest(unittest.TestCase):
-    """A name in the guest's output names one program: the kselftests of
-    tests.list and the benchmarks of bench.list never share one."""
+    """A name in the guest's output names one program: an entry of
+    tests.list or bench.list is its binary's name and its file system's,
+    so the kselftests and the benchmarks never share one."""
 
     def test_names_apart(self):
         tests, benches = ({w[0] for w in list_lines(path)} for path in (TESTS_LIST, BENCH_LIST))
         self.assertTrue(tests and benches)
         self.assertEqual(tests & benches, set())
+
+    def test_named_after_program(self):
+        # NAME.FS: NAME the binary, FS the file system of its directory.
+        for path in (TESTS_LIST, BENCH_LIST):
+            for w in list_lines(path):
+                self.assertEqual(w[0], f'{w[2]}.{os.path.basename(w[3])}', w)
 
     def test_mount_points(self):
         # The directories the lists give the tests are the guest's mount
