@@ -14,6 +14,7 @@
 #include "util_maps.h"
 #include "util_cache.h"
 #include "util_elf.h"
+#include "util_child.h"
 #include "textproc.h"
 #include "util_prompt.h"
 #include "util_bench.h"

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "kselftest.h"
 #include "textproc.h"
+#include "util_cache.h"
 #include "util_core.h"
 #include "util_maps.h"
 
@@ -231,4 +233,98 @@ int textproc_stop(struct textproc *tp)
 	else if (WIFSIGNALED(status))
 		ksft_print_msg("textprog killed by signal %d\n", WTERMSIG(status));
 	return -1;
+}
+
+/*
+ * Start textprog at path ("none") with its text read afresh in small folios
+ * (rothp_fresh_cache()) and faulted in by a run of its stubs: -1 when it
+ * cannot be started, else 0, or 1 when some of its text is PMD-mapped
+ * already (or that cannot be read). What goes wrong is said, as who.
+ */
+int textproc_start_small(struct textproc *tp, const char *path, const char *who)
+{
+	char why[PATH_MAX + 64];
+	long calls, pmd;
+
+	if (rothp_fresh_cache(path, why, sizeof(why))) {
+		ksft_print_msg("%s: %s\n", who, why);
+		return -1;
+	}
+	if (textproc_start(tp, path, "none")) {
+		ksft_print_msg("%s: cannot start %s none\n", who, path);
+		return -1;
+	}
+	if (textproc_run(tp, &calls) != 1)
+		ksft_print_msg("%s: the first run failed\n", who);
+	pmd = rothp_file_pmd_mapped(tp->pid, tp->start);
+	if (!pmd)
+		return 0;
+	ksft_print_msg("%s: FilePmdMapped %ld kB before any madvise\n", who, pmd / 1024);
+	return 1;
+}
+
+/*
+ * For rothp_wait_until(): run the stubs, as the next fault after a
+ * collapse maps the new folio with a PMD, then read FilePmdMapped. True
+ * once it reaches pp->want, or when a run fails.
+ */
+bool textproc_pmd_reached(void *arg)
+{
+	struct textproc_pmd_poll *pp = arg;
+	long calls;
+
+	pp->polls++;
+	if (textproc_run(pp->tp, &calls) != 1) {
+		pp->run_failed = true;
+		return true;	/* stop: the result is already a failure */
+	}
+	pp->pmd = rothp_file_pmd_mapped(pp->tp->pid, pp->tp->start);
+	pp->at = rothp_now();
+	if (pp->pmd > pp->max_pmd)
+		pp->max_pmd = pp->pmd;
+	return pp->want > 0 && pp->pmd >= pp->want;
+}
+
+/*
+ * Start textprog at path ("none"), find its text VMA (*vma) and count its
+ * eligible 2 MiB blocks (*eligible), run its stubs unless ran_ok is NULL,
+ * and stop it: where the kernel put a program's text. *ran_ok says whether
+ * every stub returned its index and it exited with status 0; without
+ * ran_ok, a textprog that does not exit so fails the call. 0, or -1 (said)
+ * when it could not be started or looked at.
+ */
+int textproc_sample(const char *path, struct rothp_vma *vma, long *eligible, bool *ran_ok)
+{
+	struct textproc tp;
+	long calls = 0;
+	int ran;
+
+	if (textproc_start(&tp, path, "none")) {
+		ksft_print_msg("%s: cannot start it\n", path);
+		return -1;
+	}
+	if (rothp_find_vma(tp.pid, tp.start, vma)) {
+		ksft_print_msg("%s: no VMA at %#lx\n", path, tp.start);
+		textproc_stop(&tp);
+		return -1;
+	}
+	*eligible = rothp_vma_eligible_blocks(vma);
+	if (ran_ok) {
+		ran = textproc_run(&tp, &calls);
+		if (ran != 1)
+			ksft_print_msg("%s: run reply %d after %ld calls\n", path, ran, calls);
+		*ran_ok = ran == 1;
+	}
+	if (textproc_stop(&tp)) {
+		if (!ran_ok) {
+			ksft_print_msg("%s: it did not exit cleanly\n", path);
+			return -1;
+		}
+		*ran_ok = false;
+	}
+	if (*eligible < 0) {
+		ksft_print_msg("%s: cannot count the eligible blocks of %s\n", path, vma->path);
+		return -1;
+	}
+	return 0;
 }

@@ -33,6 +33,40 @@ int textproc_stop(struct textproc *tp);
 long textproc_eligible(struct textproc *tp);
 bool textproc_sum_matches(struct textproc *tp, const char *who);
 void textproc_sum_and_run(struct textproc *tp, const char *who, bool *sum_ok, bool *run_ok);
+int textproc_start_small(struct textproc *tp, const char *path, const char *who);
+
+struct rothp_vma;
+int textproc_sample(const char *path, struct rothp_vma *vma, long *eligible, bool *ran_ok);
+
+/*
+ * A textprog's PMD mappings polled by rothp_wait_until() with
+ * textproc_pmd_reached(): tp and want set by the caller, the rest by the
+ * polls.
+ */
+struct textproc_pmd_poll {
+	struct textproc *tp;
+	long want;		/* > 0: stop once FilePmdMapped is that many bytes */
+	long pmd;		/* FilePmdMapped at the last poll, bytes */
+	long max_pmd;		/* ... the most seen */
+	int polls;
+	bool run_failed;	/* a run of the stubs went wrong: polling stopped */
+	double at;		/* rothp_now() when FilePmdMapped was last read */
+};
+
+bool textproc_pmd_reached(void *arg);
+
+/*
+ * textproc_start_small(), or exit failing: 0, or -1 when some of the text
+ * is PMD-mapped already (said).
+ */
+#define textproc_start_fresh(tp, path, who) ({				\
+	const char *__fpath = (path);					\
+	int __fr = textproc_start_small((tp), __fpath, (who));		\
+									\
+	if (__fr < 0)							\
+		ksft_exit_fail_msg("cannot start %s afresh\n", __fpath);	\
+	__fr ? -1 : 0;							\
+})
 
 /*
  * Results i and i + 1 of case c (util_core.h), which its table names with

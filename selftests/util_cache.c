@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include "kselftest.h"
 #include "util_cache.h"
 #include "util_core.h"
 #include "util_maps.h"
@@ -203,4 +204,33 @@ out:
 	munmap(p, len);
 	errno = err;
 	return ret;
+}
+
+/*
+ * How many of nr 2 MiB blocks of the file at path, from offset (2 MiB-aligned),
+ * the page cache holds as one PMD-sized folio each (rothp_cache_blocks()),
+ * and in *resident, unless it is NULL, how many of their pages it holds.
+ * -1, said, when it cannot be looked at.
+ */
+long rothp_cache_huge(const char *path, off_t offset, long nr, long *resident)
+{
+	struct rothp_cache_block *blk = calloc(nr > 0 ? nr : 1, sizeof(*blk));
+	long i, huge = -1, pages = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || !blk || rothp_cache_blocks(fd, offset, nr, blk)) {
+		ksft_print_msg("cannot look at the page cache of %s: %s\n", path, strerror(errno));
+		goto out;
+	}
+	for (i = huge = 0; i < nr; i++) {
+		huge += blk[i].huge;
+		pages += blk[i].resident;
+	}
+	if (resident)
+		*resident = pages;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(blk);
+	return huge;
 }

@@ -34,5 +34,6 @@ struct rothp_cache_block {
 };
 
 int rothp_cache_blocks(int fd, off_t offset, long nr, struct rothp_cache_block *blk);
+long rothp_cache_huge(const char *path, off_t offset, long nr, long *resident);
 
 #endif /* __ROTHP_UTIL_CACHE_H */

@@ -68,6 +68,11 @@ void rothp_sort(double *v, int n);
 double rothp_median(double *v, int n);
 uint64_t rothp_rand64(uint64_t *state);
 
+static inline size_t rothp_min_size(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
 /*
  * Race tests: pin the calling process to online CPU number index modulo
  * the CPUs it may run on, so workers started with 0, 1, 2... run on
@@ -127,6 +132,20 @@ int rothp_cases_plan(const struct rothp_case *cases, size_t n);
 const char *rothp_case_result(char *buf, size_t len, const struct rothp_case *c, int i, ...);
 
 /*
+ * rothp_case_result() into buf, ROTHP_RESULT_MAX bytes, for a test that
+ * words a result further: an index outside the case's table, or a name
+ * too long, ends the test failing.
+ */
+#define rothp_case_result_checked(buf, c, i, ...) do {			\
+	const struct rothp_case *__nc = (c);				\
+	int __ni = (i);							\
+									\
+	if (!rothp_case_result((buf), ROTHP_RESULT_MAX, __nc, __ni, ##__VA_ARGS__))	\
+		ksft_exit_fail_msg("%s: result %d: not in its table of %d, or too long\n", \
+				   __nc->name ? __nc->name : "a case", __ni, __nc->nr);	\
+} while (0)
+
+/*
  * Report result i of case c: skipped with the reason skip unless skip is
  * NULL (pass is not evaluated then), as rothp_result(). An index outside
  * the case's table ends the test failing.
@@ -138,9 +157,7 @@ const char *rothp_case_result(char *buf, size_t len, const struct rothp_case *c,
 	int __ri = (i);							\
 	bool __rpass = !__rskip && (pass);				\
 									\
-	if (!rothp_case_result(__rname, sizeof(__rname), __rc, __ri, ##__VA_ARGS__))	\
-		ksft_exit_fail_msg("%s: result %d: not in its table of %d, or too long\n", \
-				   __rc->name ? __rc->name : "a case", __ri, __rc->nr);	\
+	rothp_case_result_checked(__rname, __rc, __ri, ##__VA_ARGS__);	\
 	rothp_result(__rskip, __rpass, "%s", __rname);			\
 } while (0)
 

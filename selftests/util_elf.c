@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ELF program headers, read as the loader reads them, and textprog's stubs
- * found in its file without a symbol table.
+ * ELF program headers, read as the loader reads them, a program's text
+ * mapped where the loader could map it, and textprog's stubs found in its
+ * file without a symbol table.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -11,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include "util_core.h"
 #include "util_elf.h"
+#include "util_maps.h"
 
 /*
  * Read the ELF header and program headers of a 64-bit executable. Fails
@@ -72,10 +75,7 @@ bool rothp_elf_text_congruent(const struct rothp_elf *elf)
 /* Whole 2 MiB-aligned blocks of addresses in p_vaddr..p_vaddr+p_filesz of the text. */
 long rothp_elf_text_blocks(const struct rothp_elf *elf)
 {
-	unsigned long start = ROTHP_ALIGN_UP(elf->text_vaddr, ROTHP_PMD_SIZE);
-	unsigned long end = ROTHP_ALIGN_DOWN(elf->text_vaddr + elf->text_filesz, ROTHP_PMD_SIZE);
-
-	return end > start ? (end - start) / ROTHP_PMD_SIZE : 0;
+	return rothp_pmd_blocks(elf->text_vaddr, elf->text_vaddr + elf->text_filesz);
 }
 
 /* File offset of the first whole 2 MiB block of a 2 MiB-congruent text. */
@@ -83,6 +83,47 @@ off_t rothp_elf_text_block_offset(const struct rothp_elf *elf)
 {
 	return ROTHP_ALIGN_UP(elf->text_vaddr, ROTHP_PMD_SIZE) - elf->text_vaddr +
 	       elf->text_offset;
+}
+
+/*
+ * Map the text of the program at path r-x private as the ELF loader could,
+ * at an address congruent to the text's p_vaddr modulo 2 MiB: all of its
+ * text segment, from the page holding p_offset, or (blocks) only its whole
+ * 2 MiB blocks (rothp_elf_text_blocks()), which a 2 MiB-congruent text
+ * has at 2 MiB-aligned offsets. Their length in *len; MAP_FAILED with errno
+ * set (ENOEXEC: no text, or no whole block of it) if it cannot be mapped.
+ */
+void *rothp_elf_map_text(const char *path, bool blocks, size_t *len)
+{
+	unsigned long vaddr, off;
+	struct rothp_elf elf;
+	int fd, err;
+	void *p;
+
+	*len = 0;
+	if (rothp_elf_read(path, &elf))
+		return MAP_FAILED;
+	if (blocks) {
+		vaddr = ROTHP_ALIGN_UP(elf.text_vaddr, ROTHP_PMD_SIZE);
+		off = rothp_elf_text_block_offset(&elf);
+		*len = rothp_elf_text_blocks(&elf) * ROTHP_PMD_SIZE;
+	} else {
+		vaddr = ROTHP_ALIGN_DOWN(elf.text_vaddr, ROTHP_PAGE_SIZE);
+		off = ROTHP_ALIGN_DOWN(elf.text_offset, ROTHP_PAGE_SIZE);
+		*len = elf.text_offset + elf.text_filesz - off;
+	}
+	if (!*len) {
+		errno = ENOEXEC;
+		return MAP_FAILED;
+	}
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return MAP_FAILED;
+	p = rothp_map_aligned(fd, *len, off, vaddr % ROTHP_PMD_SIZE, PROT_READ | PROT_EXEC);
+	err = errno;
+	close(fd);
+	errno = err;
+	return p;
 }
 
 /* Is b the start of stub i of textprog? */

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ELF program headers as the loader reads them, and textprog's stubs in
- * its file.
+ * ELF program headers as the loader reads them, a program's text mapped as
+ * the loader could map it, and textprog's stubs in its file.
  */
 #ifndef __ROTHP_UTIL_ELF_H
 #define __ROTHP_UTIL_ELF_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /*
@@ -42,6 +43,7 @@ int rothp_elf_read(const char *path, struct rothp_elf *elf);
 bool rothp_elf_text_congruent(const struct rothp_elf *elf);
 long rothp_elf_text_blocks(const struct rothp_elf *elf);
 off_t rothp_elf_text_block_offset(const struct rothp_elf *elf);
+void *rothp_elf_map_text(const char *path, bool blocks, size_t *len);
 long rothp_find_stubs(int fd, off_t *off);
 
 #endif /* __ROTHP_UTIL_ELF_H */

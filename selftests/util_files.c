@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,7 +22,7 @@
 
 #define NR_SCRATCH	8
 
-/* Files made by rothp_scratch_copy(), and the process that made them. */
+/* Files to remove at exit (rothp_scratch_add()), and the process that made them. */
 static char scratch_path[NR_SCRATCH][PATH_MAX];
 static pid_t scratch_owner;
 
@@ -178,6 +179,14 @@ out_free:
 	return ret;
 }
 
+/* Remove a file, or an empty directory: async-signal-safe. */
+static int remove_path(const char *path)
+{
+	if (!unlink(path))
+		return 0;
+	return errno == EISDIR ? rmdir(path) : -1;
+}
+
 /* Only async-signal-safe calls: it runs from a signal handler too. */
 void rothp_scratch_remove_all(void)
 {
@@ -187,27 +196,28 @@ void rothp_scratch_remove_all(void)
 		return;		/* a forked child exiting: the files are not its */
 	for (i = 0; i < NR_SCRATCH; i++) {
 		if (scratch_path[i][0])
-			unlink(scratch_path[i]);
+			remove_path(scratch_path[i]);
 		scratch_path[i][0] = '\0';
 	}
 }
 
 /*
- * Copy src to dst as rothp_copy_file() does (written, fsynced, closed), then
- * write back and drop the page cache, so that dst starts with none. dst is
- * removed at exit and on SIGINT/SIGTERM, unless rothp_scratch_remove() was
- * called for it first.
+ * Have path removed at exit and on SIGINT/SIGTERM, unless
+ * rothp_scratch_remove() removes it first: a file, or an empty directory,
+ * that the test made, as rothp_scratch_copy()'s copies are. A path
+ * registered already is no error. 0, or -1 with errno set (ENOSPC: all
+ * NR_SCRATCH places are taken).
  */
-int rothp_scratch_copy(const char *src, const char *dst)
+int rothp_scratch_add(const char *path)
 {
 	int i, slot = -1;
 
-	if (strlen(dst) >= PATH_MAX) {
+	if (strlen(path) >= PATH_MAX) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
 	for (i = 0; i < NR_SCRATCH; i++) {
-		if (!strcmp(scratch_path[i], dst)) {
+		if (!strcmp(scratch_path[i], path)) {
 			slot = i;
 			break;
 		}
@@ -215,29 +225,76 @@ int rothp_scratch_copy(const char *src, const char *dst)
 			slot = i;
 	}
 	if (slot < 0) {
-		ksft_print_msg("cannot copy to %s: more than %d scratch files\n", dst, NR_SCRATCH);
+		ksft_print_msg("cannot have %s removed at exit: more than %d scratch files\n", path,
+			       NR_SCRATCH);
 		errno = ENOSPC;
 		return -1;
 	}
 	scratch_owner = getpid();
-	memcpy(scratch_path[slot], dst, strlen(dst) + 1);
+	memcpy(scratch_path[slot], path, strlen(path) + 1);
 	rothp_restore_at_exit();
-	if (rothp_copy_file(src, dst) || rothp_drop_caches())
+	return 0;
+}
+
+/*
+ * Copy src to dst as rothp_copy_file() does (written, fsynced, closed), then
+ * write back and drop the page cache, so that dst starts with none. dst is
+ * removed at exit and on SIGINT/SIGTERM (rothp_scratch_add()).
+ */
+int rothp_scratch_copy(const char *src, const char *dst)
+{
+	if (rothp_scratch_add(dst) || rothp_copy_file(src, dst) || rothp_drop_caches())
 		return -1;
 	return 0;
 }
 
-/* Remove a file made by rothp_scratch_copy() now. */
+/*
+ * rothp_scratch_copy() of src to <dir>/<name>, name a printf format, with
+ * that path in path, PATH_MAX bytes: 0, or -1 with errno set.
+ */
+int rothp_scratch_copy_at(char *path, const char *src, const char *dir, const char *fmt, ...)
+{
+	va_list ap;
+	int n, m;
+
+	n = snprintf(path, PATH_MAX, "%s/", dir);
+	if (n < 0 || n >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	va_start(ap, fmt);
+	m = vsnprintf(path + n, PATH_MAX - n, fmt, ap);
+	va_end(ap);
+	if (m < 0 || m >= PATH_MAX - n) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return rothp_scratch_copy(src, path);
+}
+
+/* Remove a file (or directory) of rothp_scratch_add() now. */
 void rothp_scratch_remove(const char *path)
 {
 	int i;
 
-	if (unlink(path))
-		ksft_print_msg("unlink %s: %s\n", path, strerror(errno));
+	if (remove_path(path))
+		ksft_print_msg("remove %s: %s\n", path, strerror(errno));
 	for (i = 0; i < NR_SCRATCH; i++) {
 		if (!strcmp(scratch_path[i], path))
 			scratch_path[i][0] = '\0';
 	}
+}
+
+/*
+ * What a test's files hold first: the whole of path (textprog), or exit
+ * failing if it has fewer than min bytes. For the start of a test, before
+ * any result: the totals it would print are the library's, not the test's.
+ */
+void rothp_orig_read(struct rothp_orig *orig, const char *path, size_t min)
+{
+	orig->buf = rothp_read_whole(path, &orig->size);
+	if (orig->size < min)
+		ksft_exit_fail_msg("%s has %zu bytes, fewer than %zu\n", path, orig->size, min);
 }
 
 /* A new model of a file: what it holds first. */
@@ -279,20 +336,16 @@ bool rothp_report_difference(const struct rothp_orig *orig, const char *who, con
 	return true;
 }
 
-/*
- * pread() all n bytes at off: 0, or -1 with errno set (ENODATA when the
- * file ends first).
- */
-int rothp_pread_full(int fd, void *buf, size_t n, off_t off)
+/* pwrite() (out) or pread() all n bytes at off: 0, or -1 with errno set. */
+static int pio_full(int fd, char *p, size_t n, off_t off, bool out)
 {
-	char *p = buf;
 	ssize_t r;
 
 	while (n) {
-		r = pread(fd, p, n, off);
+		r = out ? pwrite(fd, p, n, off) : pread(fd, p, n, off);
 		if (r <= 0) {
 			if (!r)
-				errno = ENODATA;
+				errno = out ? ENOSPC : ENODATA;
 			return -1;
 		}
 		p += r;
@@ -300,6 +353,24 @@ int rothp_pread_full(int fd, void *buf, size_t n, off_t off)
 		n -= r;
 	}
 	return 0;
+}
+
+/*
+ * pread() all n bytes at off: 0, or -1 with errno set (ENODATA when the
+ * file ends first).
+ */
+int rothp_pread_full(int fd, void *buf, size_t n, off_t off)
+{
+	return pio_full(fd, buf, n, off, false);
+}
+
+/*
+ * pwrite() all n bytes at off: 0, or -1 with errno set (ENOSPC when a
+ * write writes nothing).
+ */
+int rothp_pwrite_full(int fd, const void *buf, size_t n, off_t off)
+{
+	return pio_full(fd, (char *)buf, n, off, true);	/* only read from */
 }
 
 /* Does pread() of fd give exactly model, size bytes? Says where it differs if not. */
@@ -335,6 +406,22 @@ bool rothp_file_is(const struct rothp_orig *orig, int fd, const char *model, siz
 	}
 	free(buf);
 	return false;
+}
+
+/*
+ * Does fd's file read as model, size bytes, from the disk? Written back and
+ * its page cache dropped first, so nothing may map it any more; who, with
+ * ", disk" after it, names it in what is printed, as rothp_file_is().
+ */
+bool rothp_disk_is(const struct rothp_orig *orig, int fd, const char *model, size_t size,
+		   const char *who)
+{
+	char disk_who[128];
+
+	if (fsync(fd) || rothp_drop_caches())
+		ksft_print_msg("%s: fsync or drop_caches: %s\n", who, strerror(errno));
+	snprintf(disk_who, sizeof(disk_who), "%s, disk", who);
+	return rothp_file_is(orig, fd, model, size, disk_who);
 }
 
 /* Does the mapping p, the first len bytes of the file, read as the model? */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Files: small reads and writes, whole-file buffers, copies removed at exit,
+ * Files: small reads and writes, whole-file buffers, scratch files removed at exit,
  * and checks of a file, or a mapping of it, against a model of what it must
  * hold.
  */
@@ -19,9 +19,22 @@ int rothp_write_all(int fd, const char *buf, size_t len, size_t chunk);
 char *rothp_read_whole(const char *path, size_t *size);
 char *rothp_memdup(const void *buf, size_t len);
 int rothp_copy_file(const char *src, const char *dst);
+int rothp_scratch_add(const char *path);
 int rothp_scratch_copy(const char *src, const char *dst);
+int rothp_scratch_copy_at(char *path, const char *src, const char *dir, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 void rothp_scratch_remove(const char *path);
 void rothp_scratch_remove_all(void);
+
+/* rothp_scratch_copy_at(), or exit failing. */
+#define rothp_scratch_copy_checked(path, src, dir, fmt, ...) do {	\
+	const char *__ssrc = (src);					\
+	char *__spath = (path);						\
+									\
+	if (rothp_scratch_copy_at(__spath, __ssrc, (dir), fmt, ##__VA_ARGS__))	\
+		ksft_exit_fail_msg("copy %s to %s: %s\n", __ssrc, __spath,	\
+				   strerror(errno));			\
+} while (0)
 
 /* open(path, flags), or exit failing. */
 #define rothp_open_checked(path, flags) ({				\
@@ -45,6 +58,8 @@ struct rothp_orig {
 };
 
 int rothp_pread_full(int fd, void *buf, size_t n, off_t off);
+int rothp_pwrite_full(int fd, const void *buf, size_t n, off_t off);
+void rothp_orig_read(struct rothp_orig *orig, const char *path, size_t min);
 char *rothp_model_new(const struct rothp_orig *orig);
 bool rothp_report_difference(const struct rothp_orig *orig, const char *who, const char *buf,
 			     const char *model, size_t base, size_t n);
@@ -52,5 +67,7 @@ bool rothp_file_is(const struct rothp_orig *orig, int fd, const char *model, siz
 		   const char *who);
 bool rothp_map_is(const struct rothp_orig *orig, const char *p, const char *model, size_t len,
 		  const char *who);
+bool rothp_disk_is(const struct rothp_orig *orig, int fd, const char *model, size_t size,
+		   const char *who);
 
 #endif /* __ROTHP_UTIL_FILES_H */

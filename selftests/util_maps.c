@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "kselftest.h"
 #include "util_core.h"
 #include "util_maps.h"
 
@@ -130,6 +131,15 @@ long rothp_vma_eligible_blocks(const struct rothp_vma *vma)
 	return eligible_blocks(vma, st.st_size);
 }
 
+/* The whole 2 MiB-aligned blocks of addresses in [start, end). */
+long rothp_pmd_blocks(unsigned long start, unsigned long end)
+{
+	unsigned long first = ROTHP_ALIGN_UP(start, ROTHP_PMD_SIZE);
+	unsigned long last = ROTHP_ALIGN_DOWN(end, ROTHP_PMD_SIZE);
+
+	return last > first ? (last - first) / ROTHP_PMD_SIZE : 0;
+}
+
 /*
  * madvise(MADV_COLLAPSE), retried a few times on EAGAIN, which means a page
  * was transiently busy (madvise_collapse_errno() in mm/khugepaged.c). Returns
@@ -158,6 +168,27 @@ int rothp_madv_collapse(void *addr, size_t len, int *err)
 	if (tries)
 		fprintf(stderr, "MADV_COLLAPSE of %p: EAGAIN %d time(s), %s\n", addr, tries,
 			rc ? "giving up" : "then done");
+	return rc;
+}
+
+/*
+ * Fault in every page of the mapping p, len bytes from a 2 MiB-aligned
+ * address, then MADV_COLLAPSE it (rothp_madv_collapse(): *err its errno);
+ * *pmd gets the FilePmdMapped bytes of the mapping after. Prints both, as
+ * who. The pages are read first, as text that runs has been: 6.12 maps
+ * the THPs of a range only where it has page tables, and a range alone in
+ * a 1 GiB nothing has faulted in has none (collapse_text's "untouched"
+ * checks that case). Returns MADV_COLLAPSE's result.
+ */
+int rothp_collapse_mapping(const char *who, char *p, size_t len, int *err, long *pmd)
+{
+	int rc;
+
+	rothp_touch(p, len, ROTHP_PAGE_SIZE);
+	rc = rothp_madv_collapse(p, len, err);
+	*pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	ksft_print_msg("%s: MADV_COLLAPSE rc %d (%s), FilePmdMapped %ld of %zu kB\n", who, rc,
+		       rc ? strerror(*err) : "ok", *pmd / 1024, len >> 10);
 	return rc;
 }
 

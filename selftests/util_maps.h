@@ -16,20 +16,25 @@ int rothp_smaps_line(pid_t pid, unsigned long addr, const char *field, char *buf
 long rothp_smaps_field(pid_t pid, unsigned long addr, const char *field);
 long rothp_file_pmd_mapped(pid_t pid, unsigned long addr);
 long rothp_vma_eligible_blocks(const struct rothp_vma *vma);
+long rothp_pmd_blocks(unsigned long start, unsigned long end);
 
 /* How long rothp_madv_collapse() retries an MADV_COLLAPSE failing with EAGAIN. */
 #define ROTHP_COLLAPSE_RETRY_S 5.0
 int rothp_madv_collapse(void *addr, size_t len, int *err);
+int rothp_collapse_mapping(const char *who, char *p, size_t len, int *err, long *pmd);
 void *rothp_map_aligned(int fd, size_t len, off_t offset, size_t misalign, int prot);
 void rothp_touch(const void *p, size_t len, size_t step);
 
-/* The first len bytes of fd mapped r-x private at a 2 MiB-aligned address, or exit failing. */
-#define rothp_map_text(fd, len) ({					\
-	char *__p = rothp_map_aligned((fd), (len), 0, 0, PROT_READ | PROT_EXEC); \
+/* The first len bytes of fd mapped private, prot, 2 MiB-aligned, or exit failing. */
+#define rothp_map_checked(fd, len, prot) ({				\
+	char *__p = rothp_map_aligned((fd), (len), 0, 0, (prot));	\
 									\
 	if (__p == MAP_FAILED)						\
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));	\
 	__p;								\
 })
+
+/* ... r-x, as text is mapped. */
+#define rothp_map_text(fd, len)	rothp_map_checked((fd), (len), PROT_READ | PROT_EXEC)
 
 #endif /* __ROTHP_UTIL_MAPS_H */

@@ -241,29 +241,6 @@ void rothp_neighbour_stop(struct rothp_neighbour *nb)
 	nb->pid = -1;
 }
 
-struct huge_poll {
-	struct textproc *tp;
-	struct rothp_huge_wait *hw;
-	int percent;
-	double t0, at;		/* start; when enough was seen */
-};
-
-static bool huge_enough(void *arg)
-{
-	struct huge_poll *hp = arg;
-	long calls, pmd;
-
-	hp->hw->polls++;
-	if (textproc_run(hp->tp, &calls) != 1) {
-		hp->hw->run_failed = true;
-		return true;	/* stop: the result is already a failure */
-	}
-	pmd = rothp_file_pmd_mapped(hp->tp->pid, hp->tp->start);
-	hp->hw->blocks = pmd > 0 ? pmd / (long)ROTHP_PMD_SIZE : 0;
-	hp->at = rothp_now() - hp->t0;
-	return hp->hw->blocks * 100 >= hp->percent * hp->hw->eligible;
-}
-
 /*
  * Run a textprog's stubs every interval_ms (the next fault after a collapse
  * maps the new folio with a PMD) until at least percent of the eligible
@@ -274,16 +251,21 @@ static bool huge_enough(void *arg)
 double textproc_wait_huge(struct textproc *tp, double t0, int percent, long cap_ms,
 			  long interval_ms, struct rothp_huge_wait *hw)
 {
-	struct huge_poll hp = { .tp = tp, .hw = hw, .percent = percent, .t0 = t0 };
-	long left;
+	struct textproc_pmd_poll pp = { .tp = tp };
+	long left, ms;
 
 	memset(hw, 0, sizeof(*hw));
 	hw->eligible = textproc_eligible(tp);
 	if (hw->eligible <= 0)
 		return -1;
+	/* percent of the eligible blocks, rounded up to a whole block */
+	pp.want = (percent * hw->eligible + 99) / 100 * (long)ROTHP_PMD_SIZE;
 	left = cap_ms - (long)((rothp_now() - t0) * 1000);
-	if (rothp_wait_until(huge_enough, &hp, left > 0 ? left : 0, interval_ms) < 0 ||
-	    hw->run_failed)
+	ms = rothp_wait_until(textproc_pmd_reached, &pp, left > 0 ? left : 0, interval_ms);
+	hw->polls = pp.polls;
+	hw->blocks = pp.pmd > 0 ? pp.pmd / (long)ROTHP_PMD_SIZE : 0;
+	hw->run_failed = pp.run_failed;
+	if (ms < 0 || hw->run_failed)
 		return -1;
-	return hp.at;
+	return pp.at - t0;
 }
