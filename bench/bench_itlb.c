@@ -446,46 +446,15 @@ static void sweep(enum mode m)
 	free(map2);
 }
 
-/* The whole 2 MiB blocks of a program's text segment, mapped r-x here. */
-static char *map_blocks(const struct prog *p, size_t *len)
-{
-	struct rothp_elf elf;
-	off_t off;
-	char *m;
-	int fd;
-
-	if (rothp_elf_read(p->path, &elf))
-		rothp_bench_fail("%s: %s", p->path, strerror(errno));
-	off = rothp_elf_text_block_offset(&elf);
-	*len = rothp_elf_text_blocks(&elf) * ROTHP_PMD_SIZE;
-	fd = open(p->path, O_RDONLY);
-	if (fd < 0 || !*len)
-		rothp_bench_fail("%s: no whole 2 MiB block of text", p->path);
-	m = rothp_map_aligned(fd, *len, off, 0, PROT_READ | PROT_EXEC);
-	if (m == MAP_FAILED)
-		rothp_bench_fail("mmap %s: %s", p->path, strerror(errno));
-	close(fd);
-	return m;
-}
-
 /* Blocks of p's text page cache that are one PMD-sized folio; resident kB. */
 static long cache_huge(const struct prog *p, off_t off, long nr, long *resident_kb)
 {
-	struct rothp_cache_block *blk = calloc(nr, sizeof(*blk));
-	long i, huge = 0, res = 0;
-	int fd = open(p->path, O_RDONLY);
+	long pages, huge = rothp_cache_huge(p->path, off, nr, &pages);
 
-	if (fd < 0 || !blk || rothp_cache_blocks(fd, off, nr, blk))
-		rothp_bench_fail("cannot probe the page cache of %s: %s", p->path,
-				 strerror(errno));
-	for (i = 0; i < nr; i++) {
-		huge += blk[i].huge;
-		res += blk[i].resident;
-	}
-	close(fd);
-	free(blk);
+	if (huge < 0)
+		rothp_bench_fail("cannot probe the page cache of %s", p->path);
 	if (resident_kb)
-		*resident_kb = res * (ROTHP_PAGE_SIZE >> 10);
+		*resident_kb = pages * (ROTHP_PAGE_SIZE >> 10);
 	return huge;
 }
 
@@ -503,7 +472,10 @@ static void collapse_cost(void)
 	set_thp("madvise");
 	for (r = 0; r < COLLAPSE_RUNS; r++) {
 		rothp_bench_fresh_cache(big.path);
-		p = map_blocks(&big, &len);
+		p = rothp_elf_map_text(big.path, true, &len);
+		if (p == MAP_FAILED)
+			rothp_bench_fail("mapping the 2 MiB blocks of %s: %s", big.path,
+					 strerror(errno));
 		nr = len / ROTHP_PMD_SIZE;
 		huge = cache_huge(&big, rothp_elf_text_block_offset(&elf), nr, NULL);
 		if (huge)

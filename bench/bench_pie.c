@@ -34,39 +34,21 @@
 #define RUNS		32
 #define KNOB		"fs/elf_text_thp_align"
 
-/* Whole 2 MiB-aligned blocks of virtual memory inside the VMA. */
-static long whole_blocks(const struct rothp_vma *vma)
-{
-	unsigned long start = ROTHP_ALIGN_UP(vma->start, ROTHP_PMD_SIZE);
-	unsigned long end = ROTHP_ALIGN_DOWN(vma->end, ROTHP_PMD_SIZE);
-
-	return end > start ? (end - start) / ROTHP_PMD_SIZE : 0;
-}
-
-/* Start path once; count the whole and the eligible blocks of its text. */
+/*
+ * Start path once; count the whole 2 MiB-aligned blocks of virtual memory
+ * inside its text VMA, and the eligible ones.
+ */
 static void sample_one(const char *path, const struct stat *st, int run, long *whole,
 		       long *eligible)
 {
-	struct textproc tp;
 	struct rothp_vma vma;
 
-	if (textproc_start(&tp, path, "none"))
-		rothp_bench_fail("run %d: cannot start %s", run, path);
-	if (rothp_find_vma(tp.pid, tp.start, &vma)) {
-		textproc_stop(&tp);
-		rothp_bench_fail("run %d: no VMA at %#lx in %s's maps", run, tp.start, path);
-	}
-	if (strcmp(vma.perms, "r-xp") || vma.inode != st->st_ino) {
-		textproc_stop(&tp);
+	if (textproc_sample(path, &vma, eligible, NULL))
+		rothp_bench_fail("run %d: cannot look at the text of %s", run, path);
+	if (strcmp(vma.perms, "r-xp") || vma.inode != st->st_ino)
 		rothp_bench_fail("run %d: VMA %#lx-%#lx %s %s is not the text of %s", run, vma.start,
-		     vma.end, vma.perms, vma.path, path);
-	}
-	*whole = whole_blocks(&vma);
-	*eligible = rothp_vma_eligible_blocks(&vma);
-	if (textproc_stop(&tp))
-		rothp_bench_fail("run %d: %s did not exit cleanly", run, path);
-	if (*eligible < 0)
-		rothp_bench_fail("run %d: cannot count the eligible blocks of %s", run, vma.path);
+				 vma.end, vma.perms, vma.path, path);
+	*whole = rothp_pmd_blocks(vma.start, vma.end);
 	printf("# run %d: text %#lx-%#lx offset %#lx, %ld whole blocks, %ld eligible\n", run,
 	       vma.start, vma.end, vma.offset, *whole, *eligible);
 }

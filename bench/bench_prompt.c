@@ -111,29 +111,6 @@ static double run_once(const char *what, bool busy)
 	return secs >= 0 ? secs : CAP_S;
 }
 
-/* The r-x mapping of textprog's text segment this process times madvise on. */
-static char *map_text(size_t *len)
-{
-	struct rothp_elf elf;
-	unsigned long off, misalign;
-	char *p;
-	int fd;
-
-	if (rothp_elf_read(prog, &elf))
-		rothp_bench_fail("%s: %s", prog, strerror(errno));
-	off = ROTHP_ALIGN_DOWN(elf.text_offset, ROTHP_PAGE_SIZE);
-	misalign = ROTHP_ALIGN_DOWN(elf.text_vaddr, ROTHP_PAGE_SIZE) % ROTHP_PMD_SIZE;
-	*len = elf.text_offset + elf.text_filesz - off;
-	fd = open(prog, O_RDONLY);
-	if (fd < 0)
-		rothp_bench_fail("open %s: %s", prog, strerror(errno));
-	p = rothp_map_aligned(fd, *len, off, misalign, PROT_READ | PROT_EXEC);
-	if (p == MAP_FAILED)
-		rothp_bench_fail("mmap %s: %s", prog, strerror(errno));
-	close(fd);
-	return p;
-}
-
 static double madvise_us(void)
 {
 	long pmd0, pmd1, pend0 = -1, pend1 = -1;
@@ -145,7 +122,10 @@ static double madvise_us(void)
 
 	quiesce();
 	rothp_bench_fresh_cache(prog);
-	p = map_text(&len);
+	/* textprog's text segment, mapped r-x as the loader maps it. */
+	p = rothp_elf_map_text(prog, false, &len);
+	if (p == MAP_FAILED)
+		rothp_bench_fail("mapping the text of %s: %s", prog, strerror(errno));
 	for (off = 0; off < len; off += ROTHP_PAGE_SIZE)
 		sink ^= *(volatile unsigned char *)(p + off);
 	(void)sink;

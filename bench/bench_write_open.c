@@ -61,26 +61,13 @@
 static char path[PATH_MAX];
 static uint64_t *buf;
 
-/* Remove the test file however the program ends. */
-static void remove_file(void)
-{
-	if (path[0])
-		unlink(path);
-}
-
-/* xorshift64*: the same bytes in every run. */
+/* Pseudo-random words, from SEED: the same bytes in every run. */
 static void fill(uint64_t *w, size_t len, uint64_t *state)
 {
-	uint64_t x = *state;
 	size_t i;
 
-	for (i = 0; i < len / sizeof(*w); i++) {
-		x ^= x >> 12;
-		x ^= x << 25;
-		x ^= x >> 27;
-		w[i] = x * 0x2545f4914f6cdd1dULL;
-	}
-	*state = x;
+	for (i = 0; i < len / sizeof(*w); i++)
+		w[i] = rothp_rand64(state);
 }
 
 static uint64_t hash_words(uint64_t h, const uint64_t *w, size_t len)
@@ -95,28 +82,6 @@ static uint64_t hash_words(uint64_t h, const uint64_t *w, size_t len)
 	return h;
 }
 
-/* pread() or pwrite() all of len bytes at off; -1 with errno set if not. */
-static int io_full(int fd, void *p, size_t len, off_t off, bool do_write)
-{
-	char *c = p;
-	ssize_t n;
-
-	while (len) {
-		n = do_write ? pwrite(fd, c, len, off) : pread(fd, c, len, off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (!n)
-				errno = do_write ? ENOSPC : EIO;
-			return -1;
-		}
-		c += n;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* Write the file afresh, fsync it; return the hash of what was written. */
 static uint64_t create_file(void)
 {
@@ -124,6 +89,9 @@ static uint64_t create_file(void)
 	off_t off;
 	int fd;
 
+	/* Removed at the end of the run, or at exit and on SIGINT/SIGTERM. */
+	if (rothp_scratch_add(path))
+		rothp_bench_fail("%s: %s", path, strerror(errno));
 	unlink(path);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -131,7 +99,7 @@ static uint64_t create_file(void)
 	for (off = 0; off < (off_t)FILE_SIZE; off += CHUNK) {
 		fill(buf, CHUNK, &state);
 		h = hash_words(h, buf, CHUNK);
-		if (io_full(fd, buf, CHUNK, off, true))
+		if (rothp_pwrite_full(fd, buf, CHUNK, off))
 			rothp_bench_fail("write %s: %s", path, strerror(errno));
 	}
 	if (fsync(fd))
@@ -182,7 +150,7 @@ static double read_all(int fd, uint64_t *hash)
 
 	for (off = 0; off < (off_t)FILE_SIZE; off += CHUNK) {
 		t = rothp_now();
-		if (io_full(fd, buf, CHUNK, off, false))
+		if (rothp_pread_full(fd, buf, CHUNK, off))
 			rothp_bench_fail("pread %s: %s", path, strerror(errno));
 		secs += rothp_now() - t;
 		h = hash_words(h, buf, CHUNK);
@@ -281,7 +249,6 @@ int main(int argc, char **argv)
 	int i, large;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	atexit(remove_file);
 	if (argc != 2)
 		rothp_bench_fail("usage: %s <dir>", argv[0]);
 	fs = rothp_fs_name(argv[1], &large);
@@ -293,10 +260,8 @@ int main(int argc, char **argv)
 	uname(&u);
 	printf("# kernel %s, %lu MiB file in %s (%s), %d runs\n", u.release, FILE_SIZE >> 20,
 	       argv[1], fs, RUNS);
-	if (snprintf(path, sizeof(path), "%s/" FILE_NAME, argv[1]) >= (int)sizeof(path)) {
-		path[0] = '\0';
+	if (snprintf(path, sizeof(path), "%s/" FILE_NAME, argv[1]) >= (int)sizeof(path))
 		rothp_bench_fail("path too long: %s", argv[1]);
-	}
 
 	for (i = 0; i < RUNS; i++) {
 		printf("# run %d\n", i + 1);
@@ -306,9 +271,8 @@ int main(int argc, char **argv)
 		collapse_file();
 		reread(hash, &secs[i], &kept[i], &floor_s[i]);
 		shared_stores(&store_us[i * NR_BLOCKS]);
-		unlink(path);
+		rothp_scratch_remove(path);
 	}
-	path[0] = '\0';
 
 	printf("BENCH write_open_reread_s %.6f s\n", rothp_median(secs, RUNS));
 	printf("BENCH write_open_floor_s %.6f s\n", rothp_median(floor_s, RUNS));

@@ -171,14 +171,7 @@ static void set_prompt(long on)
 /* textprog with its text read in small folios and faulted in. */
 static void start_text(struct textproc *tp, const char *who)
 {
-	long calls;
-
-	if (rothp_drop_caches() || rothp_prewarm(prog))
-		ksft_exit_fail_msg("%s: cannot read %s afresh: %s\n", who, prog, strerror(errno));
-	if (textproc_start(tp, prog, "none"))
-		ksft_exit_fail_msg("%s: cannot start %s\n", who, prog);
-	if (textproc_run(tp, &calls) != 1)
-		ksft_print_msg("%s: the first run failed\n", who);
+	textproc_start_fresh(tp, prog, who);
 }
 
 static long pmd_kb(struct textproc *tp)
@@ -215,14 +208,6 @@ static long wait_request_failed(const struct rothp_prompt_stat *before, long tim
 		usleep(POLL_MS * 1000);
 	}
 }
-
-/* One case: its result names, in the order it reports them, and its run. */
-struct alloc_case {
-	struct rothp_case rc;
-	void (*run)(const struct rothp_case *c);
-};
-
-#define CASE(n, fn, tbl) { ROTHP_CASE(n, tbl), fn }
 
 static const char *const collapse_results[] = {
 	"MADV_COLLAPSE fails with ENOMEM while the caller's THP allocations fail",
@@ -437,18 +422,30 @@ static void case_fault(const struct rothp_case *c)
 	textproc_finish_case(c, &tp);
 }
 
-static const struct alloc_case cases[] = {
-	CASE("collapse", case_collapse, collapse_results),
-	CASE("prompt", case_prompt, prompt_results),
-	CASE("scan", case_scan, scan_results),
-	CASE("fault", case_fault, fault_results),
+/* The cases, in the order main() runs them: their results, and their runs. */
+enum part { COLLAPSE, PROMPT, SCAN, FAULT };
+
+static const struct rothp_case cases[] = {
+	[COLLAPSE] = ROTHP_CASE("collapse", collapse_results),
+	[PROMPT] = ROTHP_CASE("prompt", prompt_results),
+	[SCAN] = ROTHP_CASE("scan", scan_results),
+	[FAULT] = ROTHP_CASE("fault", fault_results),
 };
+
+static void (* const run[])(const struct rothp_case *c) = {
+	[COLLAPSE] = case_collapse,
+	[PROMPT] = case_prompt,
+	[SCAN] = case_scan,
+	[FAULT] = case_fault,
+};
+
+_Static_assert(ARRAY_SIZE(run) == ARRAY_SIZE(cases), "a case without its run");
 
 int main(int argc, char **argv)
 {
 	char src[PATH_MAX], ms[16];
 	size_t i;
-	int plan = 0, cfg;
+	int cfg;
 
 	rothp_test_init(argc, argv, prog, sizeof(prog));
 	cfg = rothp_kconfig("CONFIG_FAIL_PAGE_ALLOC", src, sizeof(src));
@@ -458,9 +455,7 @@ int main(int argc, char **argv)
 	if (access(FPA "probability", W_OK))
 		ksft_exit_fail_msg("%sprobability: %s (CONFIG_FAULT_INJECTION_DEBUG_FS, debugfs mounted?)\n",
 				   FPA, strerror(errno));
-	for (i = 0; i < ARRAY_SIZE(cases); i++)
-		plan += cases[i].rc.nr;
-	ksft_set_plan(plan);
+	ksft_set_plan(rothp_cases_plan(cases, ARRAY_SIZE(cases)));
 	skip = rothp_prompt_skip();
 	ksft_print_msg("%s\n", skip ? skip : "kernel has prompt_collapse");
 
@@ -480,7 +475,7 @@ int main(int argc, char **argv)
 		       ALLOC_SLEEP_MS);
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		cases[i].run(&cases[i].rc);
+		run[i](&cases[i]);
 		/* Let a back-off end before the next case. */
 		usleep(ALLOC_SLEEP_MS * 1000);
 	}

@@ -139,8 +139,7 @@ static void report(const struct rothp_case *c, int i, long rc, int err, long wan
 {
 	char name[ROTHP_RESULT_MAX];
 
-	if (!rothp_case_result(name, sizeof(name), c, i))
-		ksft_exit_fail_msg("result %d: not in its table of %d, or too long\n", i, c->nr);
+	rothp_case_result_checked(name, c, i);
 	report_name(name, rc, err, want_rc, want_err, intact);
 }
 
@@ -171,15 +170,6 @@ static char *map_holed(int fd, size_t len, int prot, int flags)
 		ksft_exit_fail_msg("mmap fixed: %s\n", strerror(errno));
 	munmap(res, p - res);
 	munmap(p + len, res + span - (p + len));
-	return p;
-}
-
-static char *map_file(int fd, size_t len, int prot)
-{
-	char *p = rothp_map_aligned(fd, len, 0, 0, prot);
-
-	if (p == MAP_FAILED)
-		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
 	return p;
 }
 
@@ -361,7 +351,7 @@ static void test_mappings(const struct rothp_case *c, const char *path, int fd)
 	 * protection, so the range is collapsed and mapped with PROT_NONE
 	 * PMDs (do_set_pmd() takes vm_page_prot); smaps counts them.
 	 */
-	p = map_file(fd, file_len, PROT_READ);
+	p = rothp_map_checked(fd, file_len, PROT_READ);
 	rothp_touch(p, file_len, ROTHP_PAGE_SIZE);
 	if (mprotect(p, file_len, PROT_NONE))
 		ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
@@ -402,7 +392,7 @@ static void test_mappings(const struct rothp_case *c, const char *path, int fd)
 	munmap(p, file_len);
 
 	/* A private r-x mapping while another fd holds the file open for write. */
-	p = map_file(fd, file_len, PROT_READ | PROT_EXEC);
+	p = rothp_map_text(fd, file_len);
 	rothp_touch(p, file_len, ROTHP_PAGE_SIZE);
 	rc = madv(p, file_len, MADV_HUGEPAGE, &err);
 	report(c, 4, rc, err, 0, 0, vma_flag(p, "hg") == 1 && !memcmp(p, file_buf, file_len));
@@ -423,13 +413,9 @@ static void test_deleted(const struct rothp_case *c, const char *dir, const char
 	long pmd;
 	int fd, rc, err;
 
-	snprintf(path, sizeof(path), "%s/bad_input.deleted.tmp", dir);
-	if (rothp_scratch_copy(src, path))
-		ksft_exit_fail_msg("copy to %s: %s\n", path, strerror(errno));
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		ksft_exit_fail_msg("open %s: %s\n", path, strerror(errno));
-	p = map_file(fd, file_len, PROT_READ | PROT_EXEC);
+	rothp_scratch_copy_checked(path, src, dir, "bad_input.deleted.tmp");
+	fd = rothp_open_checked(path, O_RDONLY);
+	p = rothp_map_text(fd, file_len);
 	close(fd);
 	rothp_scratch_remove(path);
 	rothp_touch(p, file_len, ROTHP_PAGE_SIZE);
@@ -542,9 +528,7 @@ static void test_special_files(const struct rothp_case *c)
 	fd = open("/dev/zero", O_RDONLY);
 	if (fd < 0)
 		ksft_exit_fail_msg("open /dev/zero: %s\n", strerror(errno));
-	p = rothp_map_aligned(fd, 2 * PMD, 0, 0, PROT_READ | PROT_WRITE);
-	if (p == MAP_FAILED)
-		ksft_exit_fail_msg("mmap /dev/zero: %s\n", strerror(errno));
+	p = rothp_map_checked(fd, 2 * PMD, PROT_READ | PROT_WRITE);
 	/* Never written: no anon_vma, so no THP order is allowed. */
 	rc = madv(p, 2 * PMD, MADV_COLLAPSE, &err);
 	report(c, 5, rc, err, 0, EINVAL, vma_flag(p, "hg") == 0 && main_intact());
@@ -714,9 +698,9 @@ static void test_process_madvise(const struct rothp_case *c, const char *dir, co
 	pid_t pid;
 	bool ok;
 
-	snprintf(path, sizeof(path), "%s/bad_input.pm.tmp", dir);
-	if (rothp_scratch_copy(src, path) || rothp_prewarm(path))
-		ksft_exit_fail_msg("copy to %s: %s\n", path, strerror(errno));
+	rothp_scratch_copy_checked(path, src, dir, "bad_input.pm.tmp");
+	if (rothp_prewarm(path))
+		ksft_exit_fail_msg("read %s: %s\n", path, strerror(errno));
 
 	/* Root, another process: its text is collapsed. */
 	if (textproc_start(&tp, path, "none"))
@@ -788,7 +772,7 @@ static void test_process_madvise(const struct rothp_case *c, const char *dir, co
 
 	/* Unprivileged, same uid: EPERM for the sibling, fine for itself. */
 	fd = open(path, O_RDONLY);
-	map = map_file(fd, file_len, PROT_READ | PROT_EXEC);
+	map = rothp_map_text(fd, file_len);
 	close(fd);
 	rothp_touch(map, file_len, ROTHP_PAGE_SIZE);
 	if (pipe(pfd))
@@ -834,21 +818,6 @@ static long write_knob(const char *path, const char *val, size_t len, int *err)
 		*err = errno;
 	close(fd);
 	return n;
-}
-
-static int read_knob(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
 }
 
 /* "<label>: write "<val>"", a trailing newline said in words. */
@@ -927,14 +896,14 @@ static void try_knob(const struct knob_write *k, const char *skip)
 		rothp_result(skip, false, "%s", name);
 		return;
 	}
-	read_knob(k->path, before, sizeof(before));
+	rothp_read_line(k->path, before, sizeof(before));
 	if (k->val)
 		snprintf(val, sizeof(val), "%s", k->val);
 	else
-		snprintf(val, sizeof(val), "%.*s\n", (int)strcspn(before, "\n"), before);
+		snprintf(val, sizeof(val), "%s\n", before);
 	len = strlen(val);
 	rc = write_knob(k->path, val, len, &err);
-	read_knob(k->path, after, sizeof(after));
+	rothp_read_line(k->path, after, sizeof(after));
 	knob_case(name, sizeof(name), k->label, val);
 	report_name(name, rc, err, k->want_err ? 0 : (long)len, k->want_err,
 		    before[0] && after[0] && (!k->same || !strcmp(before, after)));
@@ -995,9 +964,7 @@ int main(int argc, char **argv)
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
 	ksft_set_plan(rothp_cases_plan(cases, ARRAY_SIZE(cases)) + ARRAY_SIZE(knob_writes));
 
-	snprintf(path, sizeof(path), "%s/bad_input.tmp", dir);
-	if (rothp_scratch_copy(prog, path))
-		ksft_exit_fail_msg("copy to %s: %s\n", path, strerror(errno));
+	rothp_scratch_copy_checked(path, prog, dir, "bad_input.tmp");
 	file_buf = rothp_read_whole(path, &size);
 	file_len = ROTHP_ALIGN_DOWN(size, PMD);
 	if (file_len < 8 * PMD)
@@ -1007,12 +974,11 @@ int main(int argc, char **argv)
 	 * PMD-sized ones and map them whole), then the main mapping read
 	 * through: PTE-mapped, with page tables, nothing huge.
 	 */
-	if (rothp_drop_caches() || rothp_prewarm(path))
-		ksft_exit_fail_msg("drop_caches, read %s: %s\n", path, strerror(errno));
+	rothp_fresh_cache_checked(path);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		ksft_exit_fail_msg("open %s: %s\n", path, strerror(errno));
-	main_map = map_file(fd, file_len, PROT_READ | PROT_EXEC);
+	main_map = rothp_map_text(fd, file_len);
 	rothp_touch(main_map, file_len, ROTHP_PAGE_SIZE);
 	ksft_print_msg("%s: %zu MiB mapped at %p, FilePmdMapped %ld kB\n", path, file_len >> 20,
 		       main_map, rothp_file_pmd_mapped(getpid(), (unsigned long)main_map) / 1024);

@@ -113,25 +113,15 @@ static struct rothp_orig orig = { .say_written = true };
 static size_t len;		/* the whole 2 MiB blocks from offset 0 */
 static int retry_known;		/* rothp_scan_result_known(SCAN_DIRTY) */
 static char files[NR_FILES][PATH_MAX];
-static pid_t owner;
 
-static void remove_files(void)
-{
-	int i;
-
-	if (getpid() != owner)
-		return;
-	for (i = 0; i < NR_FILES; i++) {
-		if (files[i][0])
-			unlink(files[i]);
-	}
-}
-
+/* Part i's file, <dir>/cd_<name>.copy, removed at exit if the part does not. */
 static const char *file_path(int i, const char *name)
 {
 	if (snprintf(files[i], sizeof(files[i]), "%s/cd_%s.copy", dir, name) >=
 	    (int)sizeof(files[i]))
 		ksft_exit_fail_msg("path too long: %s\n", dir);
+	if (rothp_scratch_add(files[i]))
+		ksft_exit_fail_msg("%s: %s\n", files[i], strerror(errno));
 	return files[i];
 }
 
@@ -248,14 +238,8 @@ static void collapse_checked(const struct rothp_case *c, char *p, int fd, const 
 /* The last check of a part: write back, drop the cache, read the disk. */
 static void check_disk(const struct rothp_case *c, char *p, int fd, const char *model)
 {
-	const char *who = c->name;
-	char disk_who[64];
-
 	munmap(p, len);
-	if (fsync(fd) || rothp_drop_caches())
-		ksft_print_msg("%s: fsync or drop_caches: %s\n", who, strerror(errno));
-	snprintf(disk_who, sizeof(disk_who), "%s, disk", who);
-	rothp_report(c, 4, NULL, rothp_file_is(&orig, fd, model, orig.size, disk_who));
+	rothp_report(c, 4, NULL, rothp_disk_is(&orig, fd, model, orig.size, c->name));
 	close(fd);
 }
 
@@ -271,7 +255,7 @@ static void test_nosync(const struct rothp_case *c)
 	check_before(c, p, orig.buf);
 	collapse_checked(c, p, fd, orig.buf, true);
 	check_disk(c, p, fd, orig.buf);
-	unlink(path);
+	rothp_scratch_remove(path);
 }
 
 /* fsync, then rewrite: the second part starts from the first's collapse. */
@@ -312,7 +296,7 @@ static void test_fsync_rewrite(const struct rothp_case *fc, const struct rothp_c
 	collapse_checked(rw, p, fd, model, true);
 	check_disk(rw, p, fd, model);
 	free(model);
-	unlink(path);
+	rothp_scratch_remove(path);
 }
 
 static void test_shared(const struct rothp_case *c)
@@ -350,15 +334,7 @@ static void test_shared(const struct rothp_case *c)
 	collapse_checked(c, p, fd, model, true);
 	check_disk(c, p, fd, model);
 	free(model);
-	unlink(path);
-}
-
-static void read_orig(void)
-{
-	orig.buf = rothp_read_whole(prog, &orig.size);
-	if (orig.size < MIN_SIZE)
-		ksft_exit_fail_msg("%s has %zu bytes, fewer than 16 MiB\n", prog, orig.size);
-	len = ROTHP_ALIGN_DOWN(orig.size, ROTHP_PMD_SIZE);
+	rothp_scratch_remove(path);
 }
 
 /* The parts, in the order main() runs them. */
@@ -378,9 +354,8 @@ int main(int argc, char **argv)
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
 	ksft_set_plan(rothp_cases_plan(cases, ARRAY_SIZE(cases)));
-	owner = getpid();
-	atexit(remove_files);
-	read_orig();
+	rothp_orig_read(&orig, prog, MIN_SIZE);
+	len = ROTHP_ALIGN_DOWN(orig.size, ROTHP_PMD_SIZE);
 	fs = rothp_fs_name(dir, &large);
 	retry_known = rothp_scan_result_known(SCAN_DIRTY);
 	ksft_print_msg("%s; %zu bytes of textprog, %zu MiB of whole blocks; scan result %s: %s\n",

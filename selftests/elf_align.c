@@ -118,40 +118,6 @@ static void placement_add(struct rothp_placement *pl, const struct rothp_elf *el
 }
 
 /*
- * Start path once with "none", find its text VMA, count its eligible blocks,
- * run every stub and stop it. 0 if all that could be done; *ok says whether
- * the stubs ran right and it exited with status 0.
- */
-static int sample_one(const char *path, struct rothp_vma *vma, long *eligible, bool *ok)
-{
-	struct textproc tp;
-	long calls;
-	int ran;
-
-	if (textproc_start(&tp, path, "none")) {
-		ksft_print_msg("%s: cannot start it\n", path);
-		return -1;
-	}
-	if (rothp_find_vma(tp.pid, tp.start, vma)) {
-		ksft_print_msg("%s: no VMA at %#lx\n", path, tp.start);
-		textproc_stop(&tp);
-		return -1;
-	}
-	*eligible = rothp_vma_eligible_blocks(vma);
-	ran = textproc_run(&tp, &calls);
-	if (ran != 1)
-		ksft_print_msg("%s: run reply %d after %ld calls\n", path, ran, calls);
-	*ok = ran == 1;
-	if (textproc_stop(&tp))
-		*ok = false;
-	if (*eligible < 0) {
-		ksft_print_msg("%s: cannot count the eligible blocks of %s\n", path, vma->path);
-		return -1;
-	}
-	return 0;
-}
-
-/*
  * Start the textprog variant at path runs times and record where its text
  * was (elf holds its program headers). Returns 0 when every run could be
  * looked at; pl counts the runs that were either way.
@@ -169,7 +135,7 @@ static int rothp_sample_placement(const char *path, const struct rothp_elf *elf,
 	if (runs > ROTHP_MAX_RUNS)
 		runs = ROTHP_MAX_RUNS;
 	while (pl->runs < runs) {
-		if (sample_one(path, &vma, &eligible, &ok))
+		if (textproc_sample(path, &vma, &eligible, &ok))
 			return -1;
 		ksft_print_msg("%s run %d: text %#lx-%#lx offset %#lx, %ld eligible%s\n", path,
 			       pl->runs + 1, vma.start, vma.end, vma.offset, eligible,

@@ -114,21 +114,14 @@ static void test_open_for_write(const struct rothp_case *c, const char *dir)
 	size_t len;
 	void *p;
 
-	snprintf(tmp, sizeof(tmp), "%s/ineligible.tmp", dir);
-	unlink(tmp);
 	/* Written, fsync'd and dropped: no dirty pages (those fail collapse too). */
-	if (rothp_copy_file(prog_path, tmp))
-		ksft_exit_fail_msg("copy %s to %s: %s\n", prog_path, tmp, strerror(errno));
-	if (rothp_drop_caches())
-		ksft_exit_fail_msg("drop_caches: %s\n", strerror(errno));
+	rothp_scratch_copy_checked(tmp, prog_path, dir, "ineligible.tmp");
 	wfd = open(tmp, O_RDWR);
 	fd = open(tmp, O_RDONLY);
 	if (wfd < 0 || fd < 0 || fstat(fd, &st))
 		ksft_exit_fail_msg("%s: %s\n", tmp, strerror(errno));
 	len = ROTHP_ALIGN_DOWN((size_t)st.st_size, ROTHP_PMD_SIZE);
-	p = rothp_map_aligned(fd, len, 0, 0, PROT_READ | PROT_EXEC);
-	if (p == MAP_FAILED)
-		ksft_exit_fail_msg("mmap %s: %s\n", tmp, strerror(errno));
+	p = rothp_map_text(fd, len);
 	ksft_print_msg("open-for-write: %zu MiB of %s at %p, O_RDWR fd held\n", len >> 20, tmp,
 		       p);
 
@@ -136,29 +129,7 @@ static void test_open_for_write(const struct rothp_case *c, const char *dir)
 	munmap(p, len);
 	close(fd);
 	close(wfd);
-	unlink(tmp);
-}
-
-struct never_state {
-	struct textproc *tp;
-	long max_pmd;
-	int run_ok;
-};
-
-/* True as soon as something is PMD-mapped (or a run fails). */
-static bool any_pmd_mapped(void *arg)
-{
-	struct never_state *st = arg;
-	long calls, pmd;
-
-	if (textproc_run(st->tp, &calls) != 1) {
-		st->run_ok = 0;
-		return true;
-	}
-	pmd = rothp_file_pmd_mapped(st->tp->pid, st->tp->start);
-	if (pmd > st->max_pmd)
-		st->max_pmd = pmd;
-	return pmd != 0;
+	rothp_scratch_remove(tmp);
 }
 
 static const char *const never_results[] = {
@@ -171,8 +142,9 @@ static const char *const never_results[] = {
 
 static void test_never_khugepaged(const struct rothp_case *c)
 {
-	struct never_state st = { .run_ok = 1 };
 	struct textproc tp;
+	/* As soon as a byte is PMD-mapped, or a run fails. */
+	struct textproc_pmd_poll st = { .tp = &tp, .want = 1 };
 	long ms;
 	bool ok;
 
@@ -188,14 +160,13 @@ static void test_never_khugepaged(const struct rothp_case *c)
 	ok = textproc_start_action(&tp, prog_path, "hugepage", "never: MADV_HUGEPAGE of the text");
 	rothp_report(c, 0, NULL, ok);
 
-	st.tp = &tp;
-	ms = rothp_wait_until(any_pmd_mapped, &st, NEVER_POLL_MS, INTERVAL_MS);
+	ms = rothp_wait_until(textproc_pmd_reached, &st, NEVER_POLL_MS, INTERVAL_MS);
 	ksft_print_msg("never: largest FilePmdMapped in %d s: %ld kB\n", NEVER_POLL_MS / 1000,
 		       st.max_pmd / 1024);
 	rothp_report(c, 1, NULL, st.max_pmd == 0, NEVER_POLL_MS / 1000);
 	if (ms >= 0 && st.max_pmd)
 		ksft_print_msg("never: PMD mapping seen after %.1f s\n", ms / 1000.0);
-	rothp_report(c, 2, NULL, st.run_ok);
+	rothp_report(c, 2, NULL, !st.run_failed);
 
 	rothp_report(c, 3, NULL, textproc_sum_matches(&tp, "never"));
 	rothp_report(c, 4, NULL, !textproc_stop(&tp));
@@ -226,9 +197,7 @@ static void test_never_collapse(const struct rothp_case *c, const struct rothp_c
 	if (fd < 0 || fstat(fd, &st))
 		ksft_exit_fail_msg("%s: %s\n", prog_path, strerror(errno));
 	len = ROTHP_ALIGN_DOWN((size_t)st.st_size, ROTHP_PMD_SIZE);
-	p = rothp_map_aligned(fd, len, 0, 0, PROT_READ | PROT_EXEC);
-	if (p == MAP_FAILED)
-		ksft_exit_fail_msg("mmap %s: %s\n", prog_path, strerror(errno));
+	p = rothp_map_text(fd, len);
 
 	rc = rothp_madv_collapse(p, len, &err);
 	ksft_print_msg("never: MADV_COLLAPSE of %zu MiB: rc %d errno %d (%s)\n", len >> 20, rc,

@@ -23,28 +23,6 @@
 #define TIMEOUT_MS	(60 * 1000)
 #define INTERVAL_MS	200
 
-struct poll_state {
-	struct textproc *tp;
-	long want;	/* bytes */
-	long pmd;	/* last FilePmdMapped, bytes */
-	int run_ok;	/* 0 once a run failed */
-	int polls;
-};
-
-static bool all_pmd_mapped(void *arg)
-{
-	struct poll_state *st = arg;
-	long calls;
-
-	st->polls++;
-	if (textproc_run(st->tp, &calls) != 1) {
-		st->run_ok = 0;
-		return true;	/* stop: the result is already a failure */
-	}
-	st->pmd = rothp_file_pmd_mapped(st->tp->pid, st->tp->start);
-	return st->want > 0 && st->pmd == st->want;
-}
-
 static const char *const khugepaged_results[] = {
 	"MADV_HUGEPAGE of the text returns 0",
 	"text has at least %d eligible 2 MiB blocks",
@@ -57,8 +35,8 @@ static const struct rothp_case khugepaged = ROTHP_CASE("khugepaged", khugepaged_
 int main(int argc, char **argv)
 {
 	char prog[PATH_MAX], enabled[64];
-	struct poll_state st = { .run_ok = 1 };
 	struct textproc tp;
+	struct textproc_pmd_poll st = { .tp = &tp };
 	long eligible, ms;
 	bool ok;
 
@@ -90,17 +68,17 @@ int main(int argc, char **argv)
 	ksft_print_msg("text %lx-%lx: %ld eligible 2 MiB blocks\n", tp.start, tp.end, eligible);
 	rothp_report(&khugepaged, 1, NULL, eligible >= MIN_BLOCKS, MIN_BLOCKS);
 
-	st.tp = &tp;
+	/* Every eligible block: no more can be. */
 	st.want = eligible > 0 ? eligible * (long)ROTHP_PMD_SIZE : 0;
-	ms = rothp_wait_until(all_pmd_mapped, &st, TIMEOUT_MS, INTERVAL_MS);
-	if (ms >= 0 && st.run_ok)
+	ms = rothp_wait_until(textproc_pmd_reached, &st, TIMEOUT_MS, INTERVAL_MS);
+	if (ms >= 0 && !st.run_failed)
 		ksft_print_msg("khugepaged: all %ld blocks PMD-mapped after %.1f s (%d polls)\n",
 			       eligible, ms / 1000.0, st.polls);
 	else
 		ksft_print_msg("khugepaged: FilePmdMapped %ld kB of %ld kB after %d polls%s\n",
 			       st.pmd / 1024, st.want / 1024, st.polls,
-			       st.run_ok ? "" : ", then a run failed");
-	rothp_report(&khugepaged, 2, NULL, ms >= 0 && st.run_ok && st.want > 0,
+			       st.run_failed ? ", then a run failed" : "");
+	rothp_report(&khugepaged, 2, NULL, ms >= 0 && !st.run_failed && st.want > 0,
 		     TIMEOUT_MS / 1000);
 
 	textproc_finish_case(&khugepaged, &tp);

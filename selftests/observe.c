@@ -360,12 +360,11 @@ static const struct rothp_case cases[] = {
 int main(int argc, char **argv)
 {
 	char prog[PATH_MAX], copy[PATH_MAX], off_copy[PATH_MAX], file_tag[64], off_tag[64];
-	struct rothp_cache_block blk[64];
 	const char *dir, *why;
 	struct textproc tp;
 	int plan = rothp_cases_plan(cases, ARRAY_SIZE(cases));
-	long huge = 0, i, nr;
-	int large, fd, stop_on, stop_off;
+	long huge, i, nr;
+	int large, stop_on, stop_off;
 	struct stat st;
 	bool ok;
 
@@ -393,10 +392,8 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("cannot set the THP knobs\n");
 	rothp_fs_name(dir, &large);
 
-	snprintf(copy, sizeof(copy), "%s/" COPY_NAME, dir);
-	snprintf(off_copy, sizeof(off_copy), "%s/" OFF_NAME, dir);
-	if (rothp_scratch_copy(prog, copy) || rothp_scratch_copy(prog, off_copy))
-		ksft_exit_fail_msg("cannot copy %s: %s\n", prog, strerror(errno));
+	rothp_scratch_copy_checked(copy, prog, dir, COPY_NAME);
+	rothp_scratch_copy_checked(off_copy, prog, dir, OFF_NAME);
 	/* The events name a file by its device and inode number. */
 	if (stat(copy, &st))
 		ksft_exit_fail_msg("%s: %s\n", copy, strerror(errno));
@@ -417,17 +414,12 @@ int main(int argc, char **argv)
 	stop_off = textproc_stop(&tp);
 
 	/* Huge folios of the copy in the page cache, for the split checks. */
-	fd = open(copy, O_RDONLY);
-	if (fd < 0 || fstat(fd, &st))
+	if (stat(copy, &st))
 		ksft_exit_fail_msg("%s: %s\n", copy, strerror(errno));
 	nr = st.st_size / ROTHP_PMD_SIZE;
-	if (nr > (long)ARRAY_SIZE(blk))
-		nr = ARRAY_SIZE(blk);
-	if (rothp_cache_blocks(fd, 0, nr, blk))
+	huge = rothp_cache_huge(copy, 0, nr, NULL);
+	if (huge < 0)
 		ksft_exit_fail_msg("cannot probe the page cache of %s\n", copy);
-	close(fd);
-	for (i = 0; i < nr; i++)
-		huge += blk[i].huge;
 	ksft_print_msg("split: %ld of %ld blocks of the copy are huge folios\n", huge, nr);
 	check_split(&cases[SPLIT], copy, large, huge);
 

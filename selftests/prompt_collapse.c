@@ -75,7 +75,6 @@
 #define OVF_MS		(60 * 1000)
 
 #define COPY_NAME	"prompt_collapse.copy"
-#define MAX_FILE_BLOCKS	64
 #define TRACE_DIR	"/sys/kernel/tracing/"
 #define TRACE_KINDS	16
 
@@ -96,19 +95,7 @@ static void set_enabled(const char *mode)
  */
 static int start_text(struct textproc *tp, const char *who)
 {
-	long calls, pmd;
-
-	rothp_fresh_cache_checked(prog);
-	if (textproc_start(tp, prog, "none"))
-		ksft_exit_fail_msg("%s: cannot start %s none\n", who, prog);
-	if (textproc_run(tp, &calls) != 1)
-		ksft_print_msg("%s: first run failed\n", who);
-	pmd = rothp_file_pmd_mapped(tp->pid, tp->start);
-	if (pmd) {
-		ksft_print_msg("%s: FilePmdMapped %ld kB before any madvise\n", who, pmd / 1024);
-		return -1;
-	}
-	return 0;
+	return textproc_start_fresh(tp, prog, who);
 }
 
 /* No request pending, then the counters: the start of an interval. */
@@ -363,21 +350,6 @@ static long bad_stubs(const char *p, long n)
 	return bad;
 }
 
-/* Blocks of the file's first nr that the page cache holds as one THP; -1. */
-static long cache_huge(int fd, long nr)
-{
-	struct rothp_cache_block blk[MAX_FILE_BLOCKS];
-	long i, n = 0;
-
-	if (nr > MAX_FILE_BLOCKS || rothp_cache_blocks(fd, 0, nr, blk)) {
-		ksft_print_msg("cannot look at the page cache: %s\n", strerror(errno));
-		return -1;
-	}
-	for (i = 0; i < nr; i++)
-		n += blk[i].huge;
-	return n;
-}
-
 /*
  * khugepaged's results, from its tracepoints, as a diagnostic: which
  * scan_result (mm/khugepaged.c) made a request count as failed.
@@ -490,10 +462,7 @@ static void test_write(const struct rothp_case *c)
 	size_t len;
 	char *p;
 
-	if (snprintf(copy, sizeof(copy), "%s/" COPY_NAME, dir) >= (int)sizeof(copy))
-		ksft_exit_fail_msg("path too long: %s\n", dir);
-	if (rothp_scratch_copy(prog, copy))
-		ksft_exit_fail_msg("copy %s to %s: %s\n", prog, copy, strerror(errno));
+	rothp_scratch_copy_checked(copy, prog, dir, COPY_NAME);
 	fd = open(copy, O_RDONLY);
 	if (fd < 0 || fstat(fd, &st))
 		ksft_exit_fail_msg("%s: %s\n", copy, strerror(errno));
@@ -502,20 +471,17 @@ static void test_write(const struct rothp_case *c)
 	    rothp_file_hash(fd, stub_off, nstubs * ROTHP_STUB_SIZE, &hash0))
 		ksft_exit_fail_msg("%s: %ld stubs found\n", copy, nstubs);
 	/* Those reads may have left large folios (XFS): small ones instead. */
-	if (rothp_drop_caches() || rothp_prewarm(copy))
-		ksft_exit_fail_msg("cannot read %s\n", copy);
+	rothp_fresh_cache_checked(copy);
 	len = st.st_size;
 	nblk = len / ROTHP_PMD_SIZE;
-	p = rothp_map_aligned(fd, len, 0, 0, PROT_READ | PROT_EXEC);
-	if (p == MAP_FAILED)
-		ksft_exit_fail_msg("mmap %s: %s\n", copy, strerror(errno));
+	p = rothp_map_text(fd, len);
 	rothp_touch(p, len, ROTHP_PAGE_SIZE);
 
 	prompt_snap(&before, "write");
 	trace_start();
 	rc = madvise(p, len, MADV_HUGEPAGE);
 	wfd = open(copy, O_RDWR);
-	huge_open = cache_huge(fd, nblk);
+	huge_open = rothp_cache_huge(copy, 0, nblk, NULL);
 	pmd_open = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	ksft_print_msg("write: madvise rc %d, open fd %d; then %ld of %ld blocks huge in the page cache, FilePmdMapped %ld kB\n",
 		       rc, wfd, huge_open, nblk, pmd_open / 1024);
@@ -529,7 +495,7 @@ static void test_write(const struct rothp_case *c)
 	rothp_touch(p, len, ROTHP_PAGE_SIZE);
 	usleep(500 * 1000);
 	rothp_touch(p, len, ROTHP_PAGE_SIZE);
-	huge_held = cache_huge(fd, nblk);
+	huge_held = rothp_cache_huge(copy, 0, nblk, NULL);
 	pmd_held = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	ksft_print_msg("write: open for write: %ld blocks huge in the page cache, FilePmdMapped %ld kB\n",
 		       huge_held, pmd_held / 1024);
@@ -581,15 +547,6 @@ enum race { RACE_MUNMAP, RACE_MREMAP, RACE_MPROTECT, RACE_FORK, RACE_EXIT };
 
 static const char * const race_names[] = { "munmap", "mremap", "mprotect", "fork", "exit" };
 
-static int wait_child(pid_t pid)
-{
-	int status;
-
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
-}
-
 /* Map, fault one page of each 2 MiB block, MADV_HUGEPAGE: NULL on error. */
 static char *map_advise(int fd, size_t len)
 {
@@ -613,13 +570,13 @@ static int race_once(enum race r, int fd, size_t len, int i)
 	int ret = 0;
 
 	if (r == RACE_EXIT) {
-		pid = fork();
+		pid = rothp_fork();
 		if (!pid) {
 			int cfd = open(prog, O_RDONLY);
 
 			_exit(cfd < 0 || !map_advise(cfd, len));
 		}
-		return wait_child(pid);
+		return rothp_child_wait(pid, -1, NULL, NULL);
 	}
 	p = map_advise(fd, len);
 	if (!p)
@@ -655,14 +612,14 @@ static int race_once(enum race r, int fd, size_t len, int i)
 		rothp_touch(p, len, ROTHP_PMD_SIZE);
 		break;
 	case RACE_FORK:
-		pid = fork();
+		pid = rothp_fork();
 		if (!pid) {
 			rothp_touch(p, len, ROTHP_PMD_SIZE);
 			_exit(0);
 		}
 		if (i % 2)
 			munmap(p, len);
-		ret = wait_child(pid);
+		ret = rothp_child_wait(pid, -1, NULL, NULL);
 		if (i % 2)
 			return ret;
 		break;
@@ -766,14 +723,13 @@ static void test_exited(const struct rothp_case *c, int fd, size_t len)
 
 	rothp_fresh_cache_checked(prog);
 	prompt_snap(&before, "exited");
-	fflush(NULL);
-	pid = fork();
+	pid = rothp_fork();
 	if (!pid) {
 		int cfd = open(prog, O_RDONLY);
 
 		_exit(cfd < 0 || !map_advise(cfd, len));
 	}
-	rc = wait_child(pid);
+	rc = rothp_child_wait(pid, -1, NULL, NULL);
 	t0 = rothp_now();
 	if (!skip) {
 		/* At most the one request khugepaged may be serving. */
@@ -867,7 +823,7 @@ static const char *const overflow_results[] = {
 	"a fresh textprog's text matches its file and runs",
 };
 
-static void test_overflow(const struct rothp_case *tc, int fd, long blocks)
+static void test_overflow(const struct rothp_case *tc, long blocks)
 {
 	struct rothp_prompt_stat before, after = { 0 };
 	const char *why = skip;
@@ -883,9 +839,8 @@ static void test_overflow(const struct rothp_case *tc, int fd, long blocks)
 	rothp_fresh_cache_checked(prog);
 	if (pipe(ready) || pipe(go) || pipe(done) || pipe(ctl))
 		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
-	fflush(NULL);
 	for (i = 0; i < OVF_PROCS; i++) {
-		pids[i] = fork();
+		pids[i] = rothp_fork();
 		if (!pids[i]) {
 			rothp_spread(i);
 			close(ready[0]);
@@ -962,7 +917,7 @@ static void test_overflow(const struct rothp_case *tc, int fd, long blocks)
 	rothp_report(tc, 4, skip, ret != -1);
 	rothp_report(tc, 5, skip, ret == 0);
 	/* Served: "every block ended PMD-mapped or huge". None was faulted. */
-	huge = cache_huge(fd, blocks);
+	huge = rothp_cache_huge(prog, 0, blocks, NULL);
 	ksft_print_msg("overflow: %ld of %ld blocks of textprog huge in the page cache\n", huge,
 		       blocks);
 	rothp_report(tc, 6, skip, huge == blocks && after.failed == before.failed &&
@@ -970,7 +925,7 @@ static void test_overflow(const struct rothp_case *tc, int fd, long blocks)
 
 	close(ctl[1]);		/* the children exit */
 	for (i = 0; i < spawned; i++)
-		bad_exit += wait_child(pids[i]) != 0;
+		bad_exit += rothp_child_wait(pids[i], -1, NULL, NULL) != 0;
 	if (bad_exit)
 		ksft_print_msg("overflow: %d children did not exit with status 0\n", bad_exit);
 	close(ready[0]);
@@ -1043,7 +998,7 @@ int main(int argc, char **argv)
 	for (r = 0; r < ARRAY_SIZE(race_names); r++)
 		test_race(r, fd, blocks * ROTHP_PMD_SIZE);
 	test_exited(&cases[EXITED], fd, blocks * ROTHP_PMD_SIZE);
-	test_overflow(&cases[OVERFLOW], fd, blocks);
+	test_overflow(&cases[OVERFLOW], blocks);
 
 	close(fd);
 	rothp_thp_restore();

@@ -79,12 +79,8 @@ struct copy {
 
 static void copy_make(struct copy *c, const char *name)
 {
-	snprintf(c->path, sizeof(c->path), "%s/security.%s.tmp", dir, name);
-	if (rothp_scratch_copy(prog, c->path))
-		ksft_exit_fail_msg("copy to %s: %s\n", c->path, strerror(errno));
-	c->fd = open(c->path, O_RDONLY);
-	if (c->fd < 0)
-		ksft_exit_fail_msg("open %s: %s\n", c->path, strerror(errno));
+	rothp_scratch_copy_checked(c->path, prog, dir, "security.%s.tmp", name);
+	c->fd = rothp_open_checked(c->path, O_RDONLY);
 	c->nr_stubs = rothp_find_stubs(c->fd, &c->stub0);
 	if (c->nr_stubs <= PROBE_STUB)
 		ksft_exit_fail_msg("%s: %ld stubs\n", c->path, c->nr_stubs);
@@ -140,13 +136,12 @@ static bool file_reads(int fd, off_t off, const void *want, size_t len)
  */
 static bool fresh_process_reads(const char *path, off_t off, const void *want, size_t len)
 {
-	int status = 0, fd;
 	size_t maplen;
 	char *p;
 	pid_t pid;
+	int fd;
 
-	fflush(NULL);
-	pid = fork();
+	pid = rothp_fork();
 	if (!pid) {
 		fd = open(path, O_RDONLY);
 		if (fd < 0)
@@ -157,11 +152,7 @@ static bool fresh_process_reads(const char *path, off_t off, const void *want, s
 			_exit(3);
 		_exit(memcmp(p + off, want, len) ? 1 : 0);
 	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return false;
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		ksft_print_msg("second process: status %#x\n", status);
-	return WIFEXITED(status) && !WEXITSTATUS(status);
+	return !rothp_child_wait(pid, -1, "second process", NULL);
 }
 
 static const char *const procmem_results[] = {
@@ -188,19 +179,8 @@ static void test_procmem(const struct rothp_case *tc)
 
 	copy_make(&c, "procmem");
 	len = ROTHP_ALIGN_DOWN(prog_size, PMD);
-	p = rothp_map_aligned(c.fd, len, 0, 0, PROT_READ | PROT_EXEC);
-	if (p == MAP_FAILED)
-		ksft_exit_fail_msg("mmap %s: %s\n", c.path, strerror(errno));
-	/*
-	 * Read it first: in 6.12 MADV_COLLAPSE installs a PMD only where the
-	 * range has page tables down to the PMD level.
-	 */
-	for (off = 0; off < (off_t)len; off += ROTHP_PAGE_SIZE)
-		(void)*(volatile const char *)(p + off);
-	rc = rothp_madv_collapse(p, len, &err);
-	before = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
-	ksft_print_msg("procmem: MADV_COLLAPSE rc %d (%s), FilePmdMapped %ld kB of %zu kB\n", rc,
-		       strerror(err), before / 1024, len >> 10);
+	p = rothp_map_text(c.fd, len);
+	rc = rothp_collapse_mapping("procmem", p, len, &err, &before);
 	rothp_report(tc, 0, NULL, !rc && before == (long)len);
 
 	/* A byte inside stub PROBE_STUB: its 2 MiB block is not the first. */
@@ -591,7 +571,7 @@ static void test_unprivileged(const struct rothp_case *tc)
 	struct iovec iov;
 	struct copy c;
 	long eligible, pmd, calls, rc;
-	int pfd[2], status, pidfd, i;
+	int pfd[2], pidfd, i;
 	pid_t pid;
 
 	copy_make(&c, "unpriv");
@@ -609,8 +589,7 @@ static void test_unprivileged(const struct rothp_case *tc)
 
 	if (pipe(pfd))
 		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
-	fflush(NULL);
-	pid = fork();
+	pid = rothp_fork();
 	if (!pid) {
 		close(pfd[0]);
 		unpriv_child(pfd[1], tp.pid, &iov);
@@ -623,7 +602,7 @@ static void test_unprivileged(const struct rothp_case *tc)
 			r.rc[i] = -2;
 	}
 	close(pfd[0]);
-	waitpid(pid, &status, 0);
+	rothp_child_wait(pid, -1, NULL, NULL);
 	for (i = 0; i < refusals->nr; i++) {
 		if (i == 4 && prompt_skip) {
 			rothp_report(refusals, i, prompt_skip, false);
@@ -631,8 +610,7 @@ static void test_unprivileged(const struct rothp_case *tc)
 		}
 		ksft_print_msg("unprivileged: %s: rc %ld errno %s\n", unpriv_what[i],
 			       r.rc[i], r.err[i] ? strerrorname_np(r.err[i]) : "0");
-		if (!rothp_case_result(name, sizeof(name), refusals, i))
-			ksft_exit_fail_msg("unprivileged: result %d cannot be named\n", i);
+		rothp_case_result_checked(name, refusals, i);
 		ksft_test_result(r.rc[i] == unpriv_want[i].want_rc &&
 				 r.err[i] == unpriv_want[i].want_err,
 				 "%s fails with %s\n", name,

@@ -48,7 +48,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,21 +166,11 @@ static double t_start, deadline;
 static size_t hog_bytes;
 static bool in_memcg;
 static const char *uprobe_skip;
-static unsigned long rnd_state;
-
-static long stat_get(long *p)
-{
-	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
-}
-
-static void stat_add(long *p, long n)
-{
-	__atomic_add_fetch(p, n, __ATOMIC_SEQ_CST);
-}
+static uint64_t rnd_state;
 
 static bool running(void)
 {
-	return !stat_get(&sh->stop) && rothp_now() < deadline;
+	return !rothp_shared_get(&sh->stop) && rothp_now() < deadline;
 }
 
 /*
@@ -196,13 +185,10 @@ static bool quiet(void)
 	return true;
 }
 
-/* xorshift64, seeded per worker. */
+/* Seeded per worker. */
 static unsigned long rnd(unsigned long n)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return n ? rnd_state % n : 0;
+	return n ? rothp_rand64(&rnd_state) % n : 0;
 }
 
 static void sleep_ms(long ms)
@@ -210,46 +196,31 @@ static void sleep_ms(long ms)
 	usleep(ms * 1000);
 }
 
-static size_t min_size(size_t a, size_t b)
-{
-	return a < b ? a : b;
-}
-
-/* Count an error of op; print it the first MAX_REPORTS times. */
-static __printf(2, 3) void op_error(enum op op, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	stat_add(&sh->op[op].errors, 1);
-	if (__atomic_add_fetch(&sh->op[op].reports, 1, __ATOMIC_SEQ_CST) > MAX_REPORTS)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	ksft_print_msg("%s [%d]: %s\n", op_name[op], (int)getpid(), msg);
-}
+/* Count an error of operation o; print it the first MAX_REPORTS times. */
+#define op_error(o, fmt, ...)						\
+	rothp_child_error(&sh->op[o].errors, &sh->op[o].reports, MAX_REPORTS,	\
+			  op_name[o], fmt, ##__VA_ARGS__)
 
 static void op_done(enum op op)
 {
-	stat_add(&sh->op[op].iters, 1);
+	rothp_shared_add(&sh->op[op].iters, 1);
 }
 
 static void op_busy(enum op op)
 {
-	stat_add(&sh->op[op].busy, 1);
+	rothp_shared_add(&sh->op[op].busy, 1);
 }
 
 static void op_hit(enum op op)
 {
-	stat_add(&sh->op[op].hits, 1);
+	rothp_shared_add(&sh->op[op].hits, 1);
 }
 
 /* Blocks of the shared file and their states. */
 
 static size_t blk_len(long b)
 {
-	return min_size(fsize - b * PMD, PMD);
+	return rothp_min_size(fsize - b * PMD, PMD);
 }
 
 static unsigned long blk_load(long b)
@@ -306,7 +277,7 @@ static void report_mismatch(enum op op, const char *buf, size_t off, size_t len,
 {
 	size_t i, page;
 
-	stat_add(&sh->mismatches, 1);
+	rothp_shared_add(&sh->mismatches, 1);
 	for (i = 0; i < len; i++) {
 		if (ver >= 0 ? buf[i] != model[ver][off + i] :
 		    buf[i] && buf[i] != model[0][off + i] && buf[i] != model[1][off + i])
@@ -319,7 +290,8 @@ static void report_mismatch(enum op op, const char *buf, size_t off, size_t len,
 		 off + i, ver < 0 ? "block being changed" : ver ? "block in B" : "block in A",
 		 (unsigned char)buf[i], (unsigned char)model[0][off + i],
 		 (unsigned char)model[1][off + i],
-		 all_zero(buf + page, min_size(len - page, PAGE)) ? "all zeros" : "not zeros");
+		 all_zero(buf + page, rothp_min_size(len - page, PAGE)) ? "all zeros" :
+		 "not zeros");
 }
 
 /*
@@ -347,26 +319,11 @@ static int judge(enum op op, const char *buf, size_t off, size_t len, unsigned l
 	if (h == want[0] || h == want[1])
 		return 0;
 	if (plausible(buf, off, len)) {
-		stat_add(&sh->tolerated, 1);
+		rothp_shared_add(&sh->tolerated, 1);
 		return 0;
 	}
 	report_mismatch(op, buf, off, len, -1);
 	return -1;
-}
-
-static int pwrite_all(int fd, const char *buf, size_t len, off_t off)
-{
-	ssize_t n;
-
-	while (len) {
-		n = pwrite(fd, buf, len, off);
-		if (n <= 0)
-			return -1;
-		buf += n;
-		off += n;
-		len -= n;
-	}
-	return 0;
 }
 
 /* pread block b of the shared file into buf (PMD bytes) and judge it. */
@@ -403,7 +360,7 @@ static int check_map(enum op op, const char *p, size_t off, size_t len, char *bu
 	int ret = 0;
 
 	while (len) {
-		n = min_size(len, ROTHP_ALIGN_DOWN(off, PMD) + PMD - off);
+		n = rothp_min_size(len, ROTHP_ALIGN_DOWN(off, PMD) + PMD - off);
 		s1 = blk_load(off / PMD);
 		memcpy(buf, p, n);
 		s2 = blk_load(off / PMD);
@@ -437,14 +394,20 @@ static int worker_open(enum op op, const char *path, int flags)
 	return fd;
 }
 
-/* Map the whole shared (or trunc) file r-x at a 2 MiB-aligned address. */
+/*
+ * Map the whole shared (or trunc) file r-x at a 2 MiB-aligned address, or
+ * end the worker: not rothp_map_text(), whose exit would run the parent's
+ * atexit handlers in it.
+ */
 static char *map_file(enum op op, int fd)
 {
 	char *p = rothp_map_aligned(fd, ROTHP_ALIGN_UP(fsize, PAGE), 0, 0,
 				    PROT_READ | PROT_EXEC);
 
-	if (p == MAP_FAILED)
+	if (p == MAP_FAILED) {
 		op_error(op, "mmap: %s", strerror(errno));
+		_exit(1);
+	}
 	return p;
 }
 
@@ -494,8 +457,6 @@ static void work_khugepaged(enum op op)
 	while (running()) {
 		fd = worker_open(op, shared_path, O_RDONLY);
 		p = map_file(op, fd);
-		if (p == MAP_FAILED)
-			_exit(1);
 		if (madvise(p, len, MADV_HUGEPAGE))
 			op_error(op, "MADV_HUGEPAGE: %s", strerror(errno));
 		until = rothp_now() + 3;
@@ -524,8 +485,6 @@ static void work_collapse(enum op op)
 	while (running()) {
 		fd = worker_open(op, shared_path, O_RDONLY);
 		p = map_file(op, fd);
-		if (p == MAP_FAILED)
-			_exit(1);
 		rothp_touch(p, len, PAGE);
 		if (rnd(2))
 			collapse(op, p, whole);
@@ -555,7 +514,7 @@ static void write_exec_copy(enum op op)
 	} else if (fd < 0) {
 		op_error(op, "open %s: %s", exec_path, strerror(errno));
 	} else {
-		if (pwrite_all(fd, model[0] + b * PMD, blk_len(b), b * PMD))
+		if (rothp_pwrite_full(fd, model[0] + b * PMD, blk_len(b), b * PMD))
 			op_error(op, "pwrite to the exec copy: %s", strerror(errno));
 		if (close(fd))
 			op_error(op, "close of the exec copy: %s", strerror(errno));
@@ -575,16 +534,16 @@ static int write_block(int fd, long b, int ver, bool *changed)
 
 	switch (rnd(5)) {
 	case 0:
-		return pwrite_all(fd, model[ver] + off, len, off);
+		return rothp_pwrite_full(fd, model[ver] + off, len, off);
 	case 1:
-		if (pwrite_all(fd, model[ver] + off, len, off))
+		if (rothp_pwrite_full(fd, model[ver] + off, len, off))
 			return -1;
 		return fsync(fd);
 	case 2:
 		/* Only the bytes that differ: one byte in each page. */
 		for (pg = 0; pg + VERSION_BYTE < len; pg += PAGE) {
-			if (pwrite_all(fd, model[ver] + off + pg + VERSION_BYTE, 1,
-				       off + pg + VERSION_BYTE))
+			if (rothp_pwrite_full(fd, model[ver] + off + pg + VERSION_BYTE, 1,
+					      off + pg + VERSION_BYTE))
 				return -1;
 		}
 		return 0;
@@ -680,7 +639,7 @@ static void work_punch(enum op op)
 			op_error(op, "fallocate(PUNCH_HOLE, %#zx, %#zx): %s", off, pl,
 				 strerror(errno));
 		} else {
-			if (rothp_pread_full(fd, buf, min_size(pl, PMD), off))
+			if (rothp_pread_full(fd, buf, rothp_min_size(pl, PMD), off))
 				op_error(op, "pread of the hole: %s", strerror(errno));
 			else if (!all_zero(buf, pl))
 				op_error(op, "the hole at %#zx, %#zx bytes, is not all zeros", off,
@@ -688,7 +647,7 @@ static void work_punch(enum op op)
 			if (rnd(2) && fsync(fd))
 				op_error(op, "fsync: %s", strerror(errno));
 		}
-		if (pwrite_all(fd, model[ver] + off, pl, off))
+		if (rothp_pwrite_full(fd, model[ver] + off, pl, off))
 			op_error(op, "refilling the hole: %s", strerror(errno));
 		else if (rothp_pread_full(fd, buf, pl, off) || memcmp(buf, model[ver] + off, pl))
 			op_error(op, "the refilled hole at %#zx does not read back", off);
@@ -729,7 +688,7 @@ static void trunc_check_zero(enum op op, int fd, const char *p, size_t off, size
 	size_t n;
 
 	for (; len; off += n, len -= n) {
-		n = min_size(len, PMD);
+		n = rothp_min_size(len, PMD);
 		if (rothp_pread_full(fd, buf, n, off) || !all_zero(buf, n) || !all_zero(p + off, n)) {
 			op_error(op, "%s: %#zx bytes at %#zx do not all read zeros", when, n, off);
 			return;
@@ -747,8 +706,6 @@ static void work_truncate(enum op op)
 	while (running()) {
 		fd = worker_open(op, trunc_path, O_RDONLY);
 		p = map_file(op, fd);
-		if (p == MAP_FAILED)
-			_exit(1);
 		rothp_touch(p, len, PAGE);
 		if (rnd(2))
 			collapse(op, p, ROTHP_ALIGN_DOWN(fsize, PMD));
@@ -768,12 +725,12 @@ static void work_truncate(enum op op)
 			hl = fsize - cut;
 		} else {
 			off = rnd(fsize / PAGE) * PAGE;
-			hl = min_size((1 + rnd(3 * PMD / PAGE)) * PAGE, fsize - off);
+			hl = rothp_min_size((1 + rnd(3 * PMD / PAGE)) * PAGE, fsize - off);
 			if (fallocate(wfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, hl))
 				op_error(op, "fallocate(PUNCH_HOLE): %s", strerror(errno));
 			trunc_check_zero(op, fd, p, off, hl, buf, "punched");
 		}
-		if (pwrite_all(wfd, model[0] + off, hl, off))
+		if (rothp_pwrite_full(wfd, model[0] + off, hl, off))
 			op_error(op, "rewrite: %s", strerror(errno));
 		if (close(wfd))
 			op_error(op, "close: %s", strerror(errno));
@@ -809,7 +766,7 @@ static void work_mmap(enum op op)
 		if (b + nb > nblk)
 			nb = nblk - b;
 		off = b * PMD;
-		len = min_size(nb * PMD, fsize - off);
+		len = rothp_min_size(nb * PMD, fsize - off);
 		mlen = ROTHP_ALIGN_UP(len, PAGE);
 		mis = rnd(4) ? 0 : (1 + rnd(511)) * PAGE;
 		p = rothp_map_aligned(fd, mlen, off, mis, PROT_READ | PROT_EXEC);
@@ -829,7 +786,7 @@ static void work_mmap(enum op op)
 		if (mprotect(p, mlen, PROT_READ) ||
 		    (mlen > 2 * PAGE && mprotect(p + PAGE, PAGE, PROT_READ | PROT_EXEC)))
 			op_error(op, "mprotect: %s", strerror(errno));
-		check_map(op, p, off, min_size(len, PMD), buf);
+		check_map(op, p, off, rothp_min_size(len, PMD), buf);
 		if (mprotect(p, mlen, PROT_READ | PROT_EXEC))
 			op_error(op, "mprotect: %s", strerror(errno));
 
@@ -860,10 +817,10 @@ static void work_mmap(enum op op)
 		}
 		if (keep > 3 * PAGE && len > 3 * PAGE && !munmap(p + PAGE, PAGE)) {
 			check_map(op, p, off, PAGE, buf);
-			check_map(op, p + 2 * PAGE, off + 2 * PAGE, min_size(len, keep) - 2 * PAGE,
-				  buf);
+			check_map(op, p + 2 * PAGE, off + 2 * PAGE,
+				  rothp_min_size(len, keep) - 2 * PAGE, buf);
 		} else {
-			check_map(op, p, off, min_size(len, keep), buf);
+			check_map(op, p, off, rothp_min_size(len, keep), buf);
 		}
 		munmap(p, keep);
 		op_done(op);
@@ -884,8 +841,6 @@ static void work_fork(enum op op)
 			if (p != MAP_FAILED)
 				munmap(p, len);
 			p = map_file(op, fd);
-			if (p == MAP_FAILED)
-				_exit(1);
 			rothp_touch(p, len, PAGE);
 			if (madvise(p, len, MADV_HUGEPAGE))
 				op_error(op, "MADV_HUGEPAGE: %s", strerror(errno));
@@ -1084,8 +1039,6 @@ static void work_reclaim(enum op op)
 	fd = worker_open(op, shared_path, O_RDONLY);
 	while (running()) {
 		p = map_file(op, fd);
-		if (p == MAP_FAILED)
-			_exit(1);
 		rothp_touch(p, len, PAGE);
 		collapse(op, p + rnd(whole / PMD) * PMD, PMD);
 		check_map(op, p, 0, fsize, buf);
@@ -1106,14 +1059,6 @@ static void (* const op_work[NR_OPS])(enum op op) = {
 };
 
 /* Setup. */
-
-static void make_copy(const char *name, char *path)
-{
-	if (snprintf(path, PATH_MAX, "%s/stress_%s.copy", dir, name) >= PATH_MAX)
-		ksft_exit_fail_msg("path too long: %s\n", dir);
-	if (rothp_scratch_copy(prog, path))
-		ksft_exit_fail_msg("copy %s to %s: %s\n", prog, path, strerror(errno));
-}
 
 /* Version B: the padding byte of every stub page inverted. */
 static void make_models(void)
@@ -1164,7 +1109,11 @@ static void uprobe_setup(void)
 
 static bool cgroup_mounted;
 
-/* A memory cgroup for the reclaim worker, if cgroup2 offers the controller. */
+/*
+ * A memory cgroup for the reclaim worker, if cgroup2 offers the controller:
+ * removed at the end, or at exit and on SIGINT/SIGTERM if the test ends
+ * before that, with the copies.
+ */
 static void memcg_setup(void)
 {
 	char ctrl[256] = "";
@@ -1189,7 +1138,7 @@ static void memcg_setup(void)
 		return;
 	}
 	if (rothp_write_file(CGROUP_ROOT "/cgroup.subtree_control", "+memory", 0, false) ||
-	    (mkdir(CGROUP_DIR, 0755) && errno != EEXIST) ||
+	    (mkdir(CGROUP_DIR, 0755) && errno != EEXIST) || rothp_scratch_add(CGROUP_DIR) ||
 	    rothp_write_file(CGROUP_DIR "/memory.high", CGROUP_HIGH, 0, false)) {
 		ksft_print_msg("reclaim: no memory cgroup: setting up %s: %s\n", CGROUP_DIR,
 			       strerror(errno));
@@ -1212,8 +1161,7 @@ static void memcg_teardown(void)
 		}
 		if (fp)
 			fclose(fp);
-		if (rmdir(CGROUP_DIR))
-			ksft_print_msg("rmdir %s: %s\n", CGROUP_DIR, strerror(errno));
+		rothp_scratch_remove(CGROUP_DIR);
 	}
 	if (cgroup_mounted && umount(CGROUP_ROOT))
 		ksft_print_msg("umount %s: %s\n", CGROUP_ROOT, strerror(errno));
@@ -1225,7 +1173,7 @@ static void hog_setup(void)
 
 	if (rothp_meminfo("MemAvailable", &kb))
 		ksft_print_msg("hog: no MemAvailable in /proc/meminfo\n");
-	hog_bytes = min_size(ROTHP_ALIGN_DOWN((size_t)kb * 1024 / 2, HOG_CHUNK), HOG_MAX);
+	hog_bytes = rothp_min_size(ROTHP_ALIGN_DOWN((size_t)kb * 1024 / 2, HOG_CHUNK), HOG_MAX);
 	if (hog_bytes < HOG_CHUNK)
 		hog_bytes = HOG_CHUNK;
 	ksft_print_msg("hog: %zu MiB of %ld MiB available\n", hog_bytes >> 20, kb >> 10);
@@ -1276,8 +1224,7 @@ static void start_worker(enum op op)
 		 */
 		if (rothp_spread(nworkers) < 0)
 			ksft_print_msg("%s: cannot pin to a CPU: %s\n", op_name[op], strerror(errno));
-		rnd_state = ((unsigned long)getpid() << 32) ^ (unsigned long)(rothp_now() * 1e6);
-		rnd_state |= 1;
+		rnd_state = ((uint64_t)getpid() << 32) ^ (uint64_t)(rothp_now() * 1e6);
 		op_work[op](op);
 		_exit(0);
 	}
@@ -1293,9 +1240,9 @@ static void progress(double start)
 
 	for (op = 0; op < NR_OPS; op++)
 		n += snprintf(line + n, sizeof(line) - n, " %s %ld", op_name[op],
-			      stat_get(&sh->op[op].iters));
+			      rothp_shared_get(&sh->op[op].iters));
 	ksft_print_msg("%.0f s:%s; mismatches %ld\n", rothp_now() - start, line,
-		       stat_get(&sh->mismatches));
+		       rothp_shared_get(&sh->mismatches));
 }
 
 /* Reap the workers, killing what is left after the grace time: crashes. */
@@ -1348,7 +1295,7 @@ static int reap_workers(void)
 /* After the run, from the disk: the shared copy in its blocks' versions, the others as textprog. */
 static long final_check(void)
 {
-	long before = stat_get(&sh->mismatches), b, busy = 0;
+	long before = rothp_shared_get(&sh->mismatches), b, busy = 0;
 	char *buf = malloc(PMD);
 	const char * const paths[] = { exec_path, trunc_path };
 	uint64_t h, want = rothp_hash(model[0], fsize);
@@ -1369,13 +1316,13 @@ static long final_check(void)
 		fd = open(paths[i], O_RDONLY);
 		if (fd < 0 || rothp_file_hash(fd, 0, fsize, &h) || h != want) {
 			ksft_print_msg("final check: %s is not textprog\n", paths[i]);
-			stat_add(&sh->mismatches, 1);
+			rothp_shared_add(&sh->mismatches, 1);
 		}
 		if (fd >= 0)
 			close(fd);
 	}
 	free(buf);
-	return stat_get(&sh->mismatches) - before;
+	return rothp_shared_get(&sh->mismatches) - before;
 }
 
 int main(int argc, char **argv)
@@ -1399,9 +1346,9 @@ int main(int argc, char **argv)
 	sh = mmap(NULL, shsize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
-	make_copy("shared", shared_path);
-	make_copy("exec", exec_path);
-	make_copy("trunc", trunc_path);
+	rothp_scratch_copy_checked(shared_path, prog, dir, "stress_shared.copy");
+	rothp_scratch_copy_checked(exec_path, prog, dir, "stress_exec.copy");
+	rothp_scratch_copy_checked(trunc_path, prog, dir, "stress_trunc.copy");
 	ksft_print_msg("%zu bytes, %ld blocks, %ld stubs at %#llx; %ld s\n", fsize, nblk,
 		       nstubs, (unsigned long long)stub_off, seconds);
 	thp_setup();
@@ -1436,7 +1383,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < nblk; i++)
 		flipped += blk_load(i) / BLK_GEN;
 	ksft_print_msg("block changes %ld, reads that raced a change and were plausible %ld\n",
-		       flipped, stat_get(&sh->tolerated));
+		       flipped, rothp_shared_get(&sh->tolerated));
 	for (op = 0; op < NR_OPS; op++) {
 		st = &sh->op[op];
 		ksft_print_msg("%s: %ld iterations, %ld errors, %ld allowed refusals, %ld hits\n",

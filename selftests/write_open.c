@@ -489,10 +489,7 @@ int main(int argc, char **argv)
 		       large ? "large folios unknown" : "no large folios", mtype,
 		       ext4_driver(dir) ? " by the ext4 driver" : "");
 
-	if (snprintf(copy, sizeof(copy), "%s/" COPY_NAME, dir) >= (int)sizeof(copy))
-		ksft_exit_fail_msg("path too long: %s\n", dir);
-	if (rothp_scratch_copy(prog, copy))
-		ksft_exit_fail_msg("copy %s to %s: %s\n", prog, copy, strerror(errno));
+	rothp_scratch_copy_checked(copy, prog, dir, COPY_NAME);
 	fd = open(copy, O_RDONLY);
 	if (fd < 0 || fstat(fd, &st))
 		ksft_exit_fail_msg("%s: %s\n", copy, strerror(errno));
@@ -500,9 +497,7 @@ int main(int argc, char **argv)
 	len = ROTHP_ALIGN_DOWN((size_t)st.st_size, ROTHP_PMD_SIZE);
 	if (!len)
 		ksft_exit_fail_msg("%s is smaller than 2 MiB\n", copy);
-	p = rothp_map_aligned(fd, len, 0, 0, PROT_READ | PROT_EXEC);
-	if (p == MAP_FAILED)
-		ksft_exit_fail_msg("mmap %s: %s\n", copy, strerror(errno));
+	p = rothp_map_text(fd, len);
 	ksft_print_msg("%s (%s): %zu MiB mapped r-x private at %p\n", copy, fs, len >> 20, p);
 
 	rc = rothp_madv_collapse(p, len, &err);

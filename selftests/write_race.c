@@ -103,7 +103,6 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,8 +136,6 @@
 #define STEP_GAP_US		20000
 /* How long a child may take past the end of its round before it is killed. */
 #define CHILD_GRACE_MS		(30 * 1000)
-/* How long a killed child may take to go before it is left behind. */
-#define KILL_WAIT_MS		(5 * 1000)
 /* Errors the children print per round; all are counted. */
 #define MAX_REPORTS		8
 #define DIRECT_WRITES		4
@@ -183,7 +180,7 @@ struct writer {
 };
 
 struct wr_case {
-	struct rothp_case rc;
+	const struct rothp_case *rc;	/* its results */
 	void (*run)(const struct wr_case *c);
 	void (*step)(struct writer *w);	/* a race case's writer: one open */
 	const char *(*probe)(void);	/* why a race case cannot run, or NULL */
@@ -195,6 +192,7 @@ struct wr_case {
 };
 
 static char prog[PATH_MAX], copy[PATH_MAX];
+static const char *dir;
 /* textprog's bytes, and how a difference from the model is said */
 static struct rothp_orig orig = { .say_written = true };
 static char *model;		/* what the copy must hold, shared with the writer */
@@ -206,39 +204,13 @@ static uint64_t rnd_state;
 static int large;		/* large folios: 1, none: 0, unknown: -1 */
 static bool patched;		/* the kernel has the series' counters */
 
-static long stat_get(long *p)
-{
-	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
-}
-
-static void stat_add(long *p, long n)
-{
-	__atomic_add_fetch(p, n, __ATOMIC_SEQ_CST);
-}
-
 /* An unexpected error in a child: counted, printed the first MAX_REPORTS times a round. */
-static __printf(1, 2) void race_error(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	stat_add(&st->errors, 1);
-	if (__atomic_add_fetch(&st->reports, 1, __ATOMIC_SEQ_CST) > MAX_REPORTS)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	ksft_print_msg("[%d] %s\n", (int)getpid(), msg);
-}
+#define race_error(fmt, ...)						\
+	rothp_child_error(&st->errors, &st->reports, MAX_REPORTS, NULL, fmt, ##__VA_ARGS__)
 
 static unsigned long rnd(unsigned long n)
 {
 	return n ? rothp_rand64(&rnd_state) % n : 0;
-}
-
-static size_t min_size(size_t a, size_t b)
-{
-	return a < b ? a : b;
 }
 
 /* n bytes (a multiple of 8) of a pattern never written before. */
@@ -270,8 +242,8 @@ static void read_back(struct writer *w, size_t off, size_t n, const char *who)
 	}
 	if (!memcmp(w->rbuf, model + off, n))
 		return;
-	stat_add(&st->mismatches, 1);
-	if (__atomic_add_fetch(&st->reports, 1, __ATOMIC_SEQ_CST) <= MAX_REPORTS)
+	rothp_shared_add(&st->mismatches, 1);
+	if (rothp_shared_add(&st->reports, 1) <= MAX_REPORTS)
 		rothp_report_difference(&orig, who, w->rbuf, model, off, n);
 }
 
@@ -332,7 +304,7 @@ static void step_punch(struct writer *w)
 	ssize_t r;
 	int fd;
 
-	pages = 1 + rnd(min_size(PUNCH_PAGES, PMD / PAGE - first));
+	pages = 1 + rnd(rothp_min_size(PUNCH_PAGES, PMD / PAGE - first));
 	off = b * PMD + first * PAGE;
 	hole = pages * PAGE;
 	fd = open(copy, O_RDWR);
@@ -494,79 +466,37 @@ static void run_collapser(double slice_end)
 /*
  * Fork a child of a round. other is the round's child already running, or
  * 0: should the fork fail, it is killed and reaped before the test exits.
- * The child dies of SIGINT and SIGTERM, rather than run the handler that
- * restores what the parent saved.
  */
 static pid_t fork_child(pid_t other)
 {
-	pid_t pid;
-	int err;
+	pid_t pid = rothp_fork();
+	int err = errno;
 
-	fflush(NULL);	/* the child must not print what the parent buffered */
-	pid = fork();
 	if (pid < 0) {
-		err = errno;
 		if (other > 0) {
 			kill(other, SIGKILL);
 			waitpid(other, NULL, 0);
 		}
 		ksft_exit_fail_msg("fork: %s\n", strerror(err));
 	}
-	if (!pid) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-	}
 	return pid;
 }
 
 /*
- * Reap a child, killed if it runs past deadline (*killed is set then): true
- * if it exited with status 0. A killed child still there KILL_WAIT_MS later
- * (stuck in the kernel) is left behind.
+ * Reap a child of the round ending at slice_end, killed CHILD_GRACE_MS
+ * after that (*killed is set then): true if it exited with status 0.
  */
-static bool reap(pid_t pid, double deadline, const char *who, bool *killed)
+static bool reap(pid_t pid, double slice_end, const char *who, bool *killed)
 {
-	bool sent = false;
-	int status;
-	pid_t got;
+	long ms = (long)((slice_end - rothp_now()) * 1000) + CHILD_GRACE_MS;
 
-	for (;;) {
-		got = waitpid(pid, &status, WNOHANG);
-		if (got)
-			break;
-		if (rothp_now() > deadline) {
-			if (sent) {
-				ksft_print_msg("%s is still there %d s after SIGKILL, leaving it\n",
-					       who, KILL_WAIT_MS / 1000);
-				return false;
-			}
-			ksft_print_msg("%s is still running %d s after its round, killing it\n",
-				       who, CHILD_GRACE_MS / 1000);
-			kill(pid, SIGKILL);
-			sent = true;
-			*killed = true;
-			deadline = rothp_now() + KILL_WAIT_MS / 1000.0;
-		}
-		usleep(10 * 1000);
-	}
-	if (got < 0) {
-		ksft_print_msg("%s: waitpid: %s\n", who, strerror(errno));
-		return false;
-	}
-	if (WIFEXITED(status) && !WEXITSTATUS(status))
-		return true;
-	if (WIFSIGNALED(status))
-		ksft_print_msg("%s killed by signal %d\n", who, WTERMSIG(status));
-	else
-		ksft_print_msg("%s exited with status %d\n", who, WEXITSTATUS(status));
-	return false;
+	return !rothp_child_wait(pid, ms > 0 ? ms : 0, who, killed);
 }
 
 /* A new copy of textprog, with no page cache, and the model reset to it. */
 static void make_copy(void)
 {
-	if (rothp_scratch_copy(prog, copy))
-		ksft_exit_fail_msg("copy %s to %s: %s\n", prog, copy, strerror(errno));
+	rothp_scratch_copy_checked(copy, prog, dir, COPY_NAME);
 	memcpy(model, orig.buf, fsize);
 }
 
@@ -582,25 +512,16 @@ static int collapse_copy(const struct rothp_case *c, char **p)
 	int rc, err;
 
 	*p = rothp_map_text(fd, len);
-	rothp_touch(*p, len, PAGE);
-	rc = rothp_madv_collapse(*p, len, &err);
-	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)*p);
-	ksft_print_msg("%s: MADV_COLLAPSE rc %d (%s), FilePmdMapped %ld of %zu kB\n", c->name, rc,
-		       rc ? strerror(err) : "ok", pmd / 1024, len >> 10);
+	rc = rothp_collapse_mapping(c->name, *p, len, &err, &pmd);
 	rothp_report(c, 0, NULL, !rc && pmd == (long)len);
 	return fd;
 }
 
-/* munmap p, write back, drop caches, then read the copy from the disk. */
+/* munmap p, then read the copy from the disk. */
 static bool disk_matches(const char *name, int fd, char *p)
 {
-	char who[64];
-
 	munmap(p, len);
-	if (rothp_drop_caches())
-		ksft_print_msg("%s: drop_caches: %s\n", name, strerror(errno));
-	snprintf(who, sizeof(who), "%s, from the disk", name);
-	return rothp_file_is(&orig, fd, model, fsize, who);
+	return rothp_disk_is(&orig, fd, model, fsize, name);
 }
 
 static const char *probe_odirect(void)
@@ -685,7 +606,7 @@ static const char *const buffered_results[] = {
 
 static void race_case(const struct wr_case *c)
 {
-	const struct rothp_case *rc = &c->rc;
+	const struct rothp_case *rc = c->rc;
 	double start, deadline, t0, slice_end;
 	bool children = true, same = true, killed = false, can;
 	const char *skip = NULL, *made_skip = NULL, *split_skip = NULL;
@@ -734,9 +655,9 @@ static void race_case(const struct wr_case *c)
 			run_collapser(slice_end);
 		}
 		snprintf(who, sizeof(who), "%s: round %ld's writer", rc->name, rounds);
-		children &= reap(writer, slice_end + CHILD_GRACE_MS / 1000.0, who, &killed);
+		children &= reap(writer, slice_end, who, &killed);
 		snprintf(who, sizeof(who), "%s: round %ld's collapser", rc->name, rounds);
-		children &= reap(collapser, slice_end + CHILD_GRACE_MS / 1000.0, who, &killed);
+		children &= reap(collapser, slice_end, who, &killed);
 		if (st->cpu[0] < 0 || st->cpu[1] < 0 || st->cpu[0] == st->cpu[1]) {
 			ksft_print_msg("%s: round %ld: writer on CPU %d, collapser on CPU %d\n",
 				       rc->name, rounds, st->cpu[0], st->cpu[1]);
@@ -761,7 +682,7 @@ static void race_case(const struct wr_case *c)
 	}
 
 	ksft_print_msg("%s: %ld rounds in %.1f s, %ld unexpected errors\n", rc->name, rounds,
-		       rothp_now() - start, stat_get(&st->errors));
+		       rothp_now() - start, rothp_shared_get(&st->errors));
 	if (killed)
 		ksft_print_msg("%s: a child had to be killed: no more rounds\n", rc->name);
 	ksft_print_msg("%s: writer: %ld opens, %ld writes, %ld read-backs unlike the model\n",
@@ -784,7 +705,7 @@ static void race_case(const struct wr_case *c)
 		ksft_print_msg("%s: no MADV_COLLAPSE made a THP: the race did not happen\n",
 			       rc->name);
 	rothp_report(rc, 1, NULL, children && rounds > 0);
-	rothp_report(rc, 2, NULL, !stat_get(&st->errors) && !st->no_punch);
+	rothp_report(rc, 2, NULL, !rothp_shared_get(&st->errors) && !st->no_punch);
 	rothp_report(rc, 3, NULL, same && !st->mismatches && st->writes > 0);
 	rothp_report(rc, 4, made_skip, st->made > 0);
 	rothp_report(rc, 5, NULL, disk_matches(rc->name, fd, p));
@@ -1062,7 +983,7 @@ static void nomem_write(int fd, int wfd, char *p, enum nomem_way way, char *buf,
 
 static void case_nomem(const struct wr_case *c)
 {
-	const struct rothp_case *rc = &c->rc;
+	const struct rothp_case *rc = c->rc;
 	const char *skip, *broken, *skip_series = NULL;
 	char why[2 * PATH_MAX];
 	int fd, wfd, way, i;
@@ -1128,30 +1049,40 @@ static void case_nomem(const struct wr_case *c)
 	rothp_scratch_remove(copy);
 }
 
-#define RACE(n, tbl, step, probe, buffered)	\
-	{ ROTHP_CASE(n, tbl), race_case, step, probe, buffered }
+/* The cases, in the order main() runs them: their results, then how each runs. */
+enum part { ODIRECT, PUNCH, OPEN, NOMEM };
+
+static const struct rothp_case results[] = {
+	[ODIRECT] = ROTHP_CASE("odirect", race_results),
+	[PUNCH] = ROTHP_CASE("punch", race_results),
+	[OPEN] = ROTHP_CASE("open", buffered_results),
+	[NOMEM] = ROTHP_CASE("nomem", nomem_results),
+};
+
+#define RACE(i, step, probe, buffered)	{ &results[i], race_case, step, probe, buffered }
 
 static const struct wr_case cases[] = {
-	RACE("odirect", race_results, step_odirect, probe_odirect, false),
-	RACE("punch", race_results, step_punch, probe_punch, false),
-	RACE("open", buffered_results, step_open, NULL, true),
-	{ ROTHP_CASE("nomem", nomem_results), case_nomem, NULL, NULL, false },
+	[ODIRECT] = RACE(ODIRECT, step_odirect, probe_odirect, false),
+	[PUNCH] = RACE(PUNCH, step_punch, probe_punch, false),
+	[OPEN] = RACE(OPEN, step_open, NULL, true),
+	[NOMEM] = { &results[NOMEM], case_nomem, NULL, NULL, false },
 };
+
+_Static_assert(ARRAY_SIZE(cases) == ARRAY_SIZE(results), "a case without its results");
 
 int main(int argc, char **argv)
 {
-	const char *dir, *fs;
-	int plan = 0, cpus;
+	const char *fs;
 	size_t i;
+	int cpus;
 	long v;
 
 	/* The children print too: whole lines, each in one write. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
 	fs = rothp_fs_name(dir, &large);
-	for (i = 0; i < ARRAY_SIZE(cases); i++)
-		plan += cases[i].rc.nr;
-	ksft_set_plan(plan + NR_NOMEM_WAYS * nomem_way.nr);
+	ksft_set_plan(rothp_cases_plan(results, ARRAY_SIZE(results)) +
+		      NR_NOMEM_WAYS * nomem_way.nr);
 
 	cpus = rothp_nr_cpus();
 	if (cpus < 2)
@@ -1159,8 +1090,6 @@ int main(int argc, char **argv)
 				   cpus);
 	patched = !rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &v) &&
 		  !rothp_vmstat(ROTHP_VM_DROP_ON_WRITE, &v);
-	if (snprintf(copy, sizeof(copy), "%s/" COPY_NAME, dir) >= (int)sizeof(copy))
-		ksft_exit_fail_msg("path too long: %s\n", dir);
 	orig.buf = rothp_read_whole(prog, &orig.size);
 	fsize = orig.size;
 	len = ROTHP_ALIGN_DOWN(fsize, PMD);
@@ -1175,8 +1104,9 @@ int main(int argc, char **argv)
 	rnd_state = ((uint64_t)getpid() << 32) ^ (uint64_t)(rothp_now() * 1e9);
 	if (rothp_thp_save() || rothp_thp_set_str("enabled", "never"))
 		ksft_exit_fail_msg("cannot set THP never\n");
-	ksft_print_msg("%s (%s%s); %s; %zu bytes, %ld whole blocks; %d CPUs; THP never\n", copy,
-		       fs, large > 0 ? ", large folios" : large ? "" : ", no large folios",
+	ksft_print_msg("%s/%s (%s%s); %s; %zu bytes, %ld whole blocks; %d CPUs; THP never\n",
+		       dir, COPY_NAME, fs,
+		       large > 0 ? ", large folios" : large ? "" : ", no large folios",
 		       patched ? "kernel has " ROTHP_VM_SPLIT_ON_WRITE : ROTHP_NO_SPLIT_ON_WRITE,
 		       fsize, nblk, cpus);
 

@@ -36,7 +36,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,99 +73,14 @@
 
 typedef int (*stub_fn)(void);
 
-/* Counters and flags in memory shared with a forked child. */
-static long shared_get(long *p)
-{
-	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
-}
-
-static void shared_set(long *p, long val)
-{
-	__atomic_store_n(p, val, __ATOMIC_SEQ_CST);
-}
-
-static void shared_inc(long *p)
-{
-	__atomic_add_fetch(p, 1, __ATOMIC_SEQ_CST);
-}
-
 static char prog[PATH_MAX];
 static const char *dir;
 /* textprog's contents, and how a difference from them is said */
 static struct rothp_orig orig = { .say_written = false };
 
-/* <dir>/ws_<name>.copy: a new copy of textprog, with no page cache. */
-static void make_copy(const char *name, char *path, size_t len)
-{
-	if (snprintf(path, len, "%s/ws_%s.copy", dir, name) >= (int)len)
-		ksft_exit_fail_msg("path too long: %s\n", dir);
-	if (rothp_scratch_copy(prog, path))
-		ksft_exit_fail_msg("copy %s to %s: %s\n", prog, path, strerror(errno));
-}
-
 static size_t text_len(void)
 {
 	return ROTHP_ALIGN_DOWN(orig.size, ROTHP_PMD_SIZE);
-}
-
-/*
- * MADV_COLLAPSE of the mapping; *pmd gets its FilePmdMapped after. Each
- * block is read first, as text that runs has been: 6.12 cannot map the
- * THPs of a range in a 1 GiB nothing has faulted in (collapse_text's
- * "untouched" checks that case), and these checks are about writers.
- */
-static int collapse(const char *who, char *p, size_t len, int *err, long *pmd)
-{
-	size_t off;
-	int rc;
-
-	for (off = 0; off < len; off += ROTHP_PMD_SIZE)
-		(void)*(volatile char *)(p + off);
-	rc = rothp_madv_collapse(p, len, err);
-
-	*pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
-	ksft_print_msg("%s: MADV_COLLAPSE rc %d (%s), FilePmdMapped %ld of %zu kB\n", who, rc,
-		       rc ? strerror(*err) : "ok", *pmd / 1024, len >> 10);
-	return rc;
-}
-
-/* Reap a child, killing it after timeout_ms: 0 if it exited with status 0. */
-static int wait_child(pid_t pid, long timeout_ms, const char *who)
-{
-	double end = rothp_now() + timeout_ms / 1000.0;
-	int status = 0;
-	pid_t ret;
-
-	while (!(ret = waitpid(pid, &status, WNOHANG)) && rothp_now() < end)
-		usleep(10 * 1000);
-	if (!ret) {
-		ksft_print_msg("%s: still running after %ld s, killing it\n", who,
-			       timeout_ms / 1000);
-		kill(pid, SIGKILL);
-		ret = waitpid(pid, &status, 0);
-	}
-	if (ret < 0) {
-		ksft_print_msg("%s: waitpid: %s\n", who, strerror(errno));
-		return -1;
-	}
-	if (WIFEXITED(status) && !WEXITSTATUS(status))
-		return 0;
-	if (WIFEXITED(status))
-		ksft_print_msg("%s: exit status %d\n", who, WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		ksft_print_msg("%s: killed by signal %d\n", who, WTERMSIG(status));
-	return -1;
-}
-
-static pid_t fork_or_die(void)
-{
-	pid_t pid;
-
-	fflush(NULL);	/* the child must not repeat buffered output */
-	pid = fork();
-	if (pid < 0)
-		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
-	return pid;
 }
 
 static void *shared_page_or_die(void)
@@ -230,29 +144,29 @@ static void run_stubs(char *p, off_t blob, long nstubs, long k, struct run_state
 	bool seen_new = false;
 	long i;
 
-	while (!shared_get(&rs->stop)) {
+	while (!rothp_shared_get(&rs->stop)) {
 		for (i = 0; i < nstubs; i++) {
 			v = (uint32_t)stub_at(p, blob, i)();
 			if (v == (uint32_t)i && !(i == k && seen_new))
 				continue;
 			if (i == k && v == ((uint32_t)k | NEW_TAG)) {
 				seen_new = true;
-				shared_inc(&rs->saw_new);
+				rothp_shared_add(&rs->saw_new, 1);
 				continue;
 			}
 			if (bad++ < MAX_REPORTS) {
 				r.stub = i;
 				r.value = v;
-				r.passes = shared_get(&rs->passes);
+				r.passes = rothp_shared_get(&rs->passes);
 				if (write(out, &r, sizeof(r)) != sizeof(r))
 					_exit(2);
 			}
 		}
-		shared_inc(&rs->passes);
+		rothp_shared_add(&rs->passes, 1);
 	}
 	r.stub = -1;
 	r.value = bad;
-	r.passes = shared_get(&rs->passes);
+	r.passes = rothp_shared_get(&rs->passes);
 	if (write(out, &r, sizeof(r)) != sizeof(r))
 		_exit(2);
 	_exit(bad ? 1 : 0);
@@ -267,8 +181,8 @@ static bool passes_reached(void *arg)
 {
 	struct passes_arg *a = arg;
 
-	return shared_get(&a->rs->passes) >= a->passes &&
-	       shared_get(&a->rs->saw_new) >= a->saw_new;
+	return rothp_shared_get(&a->rs->passes) >= a->passes &&
+	       rothp_shared_get(&a->rs->saw_new) >= a->saw_new;
 }
 
 /* Wait until the child did that many passes and saw the new value that often. */
@@ -311,7 +225,7 @@ static int64_t stub_in_new_child(char *p, off_t blob, long k)
 
 	if (pipe(pfd))
 		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
-	pid = fork_or_die();
+	pid = rothp_fork_checked();
 	if (!pid) {
 		close(pfd[0]);
 		v = (uint32_t)stub_at(p, blob, k)();
@@ -320,7 +234,7 @@ static int64_t stub_in_new_child(char *p, off_t blob, long k)
 	close(pfd[1]);
 	ok = read(pfd[0], &v, sizeof(v)) == sizeof(v);
 	close(pfd[0]);
-	if (wait_child(pid, CHILD_TIMEOUT_MS, "running: new child") || !ok)
+	if (rothp_child_wait(pid, CHILD_TIMEOUT_MS, "running: new child", NULL) || !ok)
 		return -1;
 	return v;
 }
@@ -351,7 +265,7 @@ static void test_running(const struct rothp_case *c)
 	int fd, wfd, rc, err, pfd[2];
 	pid_t pid;
 
-	make_copy("running", path, sizeof(path));
+	rothp_scratch_copy_checked(path, prog, dir, "ws_running.copy");
 	model = rothp_model_new(&orig);
 	fd = rothp_open_checked(path, O_RDONLY);
 	p = rothp_map_text(fd, len);
@@ -370,13 +284,13 @@ static void test_running(const struct rothp_case *c)
 	ksft_print_msg("running: %ld stubs at %#llx of %s; stub %ld will return %#x\n", nstubs,
 		       (unsigned long long)blob, path, k, newval);
 
-	rc = collapse("running", p, len, &err, &pmd);
+	rc = rothp_collapse_mapping("running", p, len, &err, &pmd);
 	rothp_report(c, 0, NULL, !rc && pmd == (long)len);
 
 	rs = shared_page_or_die();
 	if (pipe(pfd))
 		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
-	pid = fork_or_die();
+	pid = rothp_fork_checked();
 	if (!pid) {
 		close(pfd[0]);
 		run_stubs(p, blob, nstubs, k, rs, pfd[1]);
@@ -398,24 +312,24 @@ static void test_running(const struct rothp_case *c)
 
 	seen = wrote && wait_passes(rs, 0, 1);
 	ksft_print_msg("running: child at pass %ld, stub %ld returned the new value %ld times\n",
-		       shared_get(&rs->passes), k, shared_get(&rs->saw_new));
+		       rothp_shared_get(&rs->passes), k, rothp_shared_get(&rs->saw_new));
 	rothp_report(c, 2, NULL, seen, k);
 	if (wfd >= 0 && close(wfd))
 		ksft_print_msg("running: close: %s\n", strerror(errno));
 
-	passes = shared_get(&rs->passes);
+	passes = rothp_shared_get(&rs->passes);
 	alive = wait_passes(rs, passes + 2, 0) && !waitpid(pid, NULL, WNOHANG);
 	rothp_report(c, 3, NULL, alive);
 
 	/* The last writer is gone: once clean, the text collapses again. */
 	if (fsync(fd))
 		ksft_print_msg("running: fsync: %s\n", strerror(errno));
-	rc = collapse("running, after close and fsync", p, len, &err, &pmd);
+	rc = rothp_collapse_mapping("running, after close and fsync", p, len, &err, &pmd);
 	rothp_report(c, 4, NULL, !rc);
 	rothp_report(c, 5, NULL, pmd == (long)len);
 
-	shared_set(&rs->stop, 1);
-	rc = wait_child(pid, CHILD_TIMEOUT_MS, "running: child");
+	rothp_shared_set(&rs->stop, 1);
+	rc = rothp_child_wait(pid, CHILD_TIMEOUT_MS, "running: child", NULL);
 	clean = read_reports(pfd[0]);
 	close(pfd[0]);
 	rothp_report(c, 6, NULL, clean);
@@ -465,7 +379,7 @@ static void test_written(const struct rothp_case *c, enum write_way way)
 	int fd, wfd, rc, err;
 	long pmd;
 
-	make_copy(who, path, sizeof(path));
+	rothp_scratch_copy_checked(path, prog, dir, "ws_%s.copy", who);
 	/* New contents: every byte differs from textprog's. */
 	model = rothp_model_new(&orig);
 	for (i = 0; i < orig.size; i++)
@@ -488,7 +402,7 @@ static void test_written(const struct rothp_case *c, enum write_way way)
 	if (way != WRITE_NO_FSYNC && fsync(fd))
 		ksft_print_msg("%s: fsync: %s\n", who, strerror(errno));
 	p = rothp_map_text(fd, len);
-	rc = collapse(who, p, len, &err, &pmd);
+	rc = rothp_collapse_mapping(who, p, len, &err, &pmd);
 	if (way == WRITE_NO_FSYNC)
 		/* Dirty: SCAN_FAIL (EINVAL), or EAGAIN; success if written back meanwhile. */
 		rothp_report(c, 0, NULL, !rc || err == EINVAL || err == EAGAIN);
@@ -502,9 +416,7 @@ static void test_written(const struct rothp_case *c, enum write_way way)
 
 	/* And from the disk. */
 	munmap(p, len);
-	if (fsync(fd) || rothp_drop_caches())
-		ksft_print_msg("%s: fsync or drop_caches: %s\n", who, strerror(errno));
-	rothp_report(c, 3, NULL, rothp_file_is(&orig, fd, model, orig.size, who));
+	rothp_report(c, 3, NULL, rothp_disk_is(&orig, fd, model, orig.size, who));
 	close(fd);
 	free(model);
 	rothp_scratch_remove(path);
@@ -535,11 +447,11 @@ static void test_after_collapse(const struct rothp_case *c)
 
 	if (orig.size < CUT_LEN + PUNCH_OFF + PUNCH_LEN || DIO_OFF + DIO_LEN > len)
 		ksft_exit_fail_msg("%s is too small: %zu bytes\n", prog, orig.size);
-	make_copy("after", path, sizeof(path));
+	rothp_scratch_copy_checked(path, prog, dir, "ws_after.copy");
 	model = rothp_model_new(&orig);
 	fd = rothp_open_checked(path, O_RDONLY);
 	p = rothp_map_text(fd, len);
-	rc = collapse(who, p, len, &err, &pmd);
+	rc = rothp_collapse_mapping(who, p, len, &err, &pmd);
 	rothp_report(c, 0, NULL, !rc && pmd == (long)len);
 
 	/* A little in every 64 KiB, through a shared mapping. */
@@ -584,7 +496,7 @@ static void test_after_collapse(const struct rothp_case *c)
 	/* Collapse again, then write with O_DIRECT. */
 	if (fsync(fd))
 		ksft_print_msg("%s: fsync: %s\n", who, strerror(errno));
-	rc = collapse("after-collapse, again", p, len, &err, &pmd);
+	rc = rothp_collapse_mapping("after-collapse, again", p, len, &err, &pmd);
 	rothp_report(c, 6, NULL, !rc);
 	dfd = open(path, O_RDWR | O_DIRECT);
 	err = dfd < 0 ? errno : 0;
@@ -614,10 +526,7 @@ static void test_after_collapse(const struct rothp_case *c)
 	free(dbuf);
 
 	munmap(p, len);
-	if (fsync(fd) || rothp_drop_caches())
-		ksft_print_msg("%s: fsync or drop_caches: %s\n", who, strerror(errno));
-	rothp_report(c, 9, NULL,
-		     rothp_file_is(&orig, fd, model, orig.size, "after-collapse, disk"));
+	rothp_report(c, 9, NULL, rothp_disk_is(&orig, fd, model, orig.size, who));
 	close(fd);
 	free(model);
 	rothp_scratch_remove(path);
@@ -674,7 +583,7 @@ static void race_opener(const char *path, struct race_stats *st, double deadline
 	int fd;
 
 	/* Until the others are done: they may take longer per pass. */
-	while (!shared_get(&st->stop) && rothp_now() < deadline) {
+	while (!rothp_shared_get(&st->stop) && rothp_now() < deadline) {
 		st->opens++;
 		fd = open(path, O_RDWR);
 		if (fd < 0)
@@ -716,33 +625,35 @@ static void test_race(const struct rothp_case *c)
 	pid_t collapser, opener, reader;
 	bool same;
 
-	make_copy("race", path, sizeof(path));
+	rothp_scratch_copy_checked(path, prog, dir, "ws_race.copy");
 	st = shared_page_or_die();
 	start = rothp_now();
 	deadline = start + RACE_SECONDS;
 
 	/* Each on its own CPU where there are three, else round-robin. */
-	collapser = fork_or_die();
+	collapser = rothp_fork_checked();
 	if (!collapser) {
 		rothp_spread(0);
 		race_collapser(path, st, deadline);
 	}
-	opener = fork_or_die();
+	opener = rothp_fork_checked();
 	if (!opener) {
 		rothp_spread(1);
 		race_opener(path, st, deadline);
 	}
-	reader = fork_or_die();
+	reader = rothp_fork_checked();
 	if (!reader) {
 		rothp_spread(2);
 		race_reader(path, st, deadline);
 	}
 	ksft_print_msg("race: collapser, opener and reader spread over %d CPUs\n", rothp_nr_cpus());
 
-	rc_c = wait_child(collapser, RACE_SECONDS * 1000L + CHILD_TIMEOUT_MS, "race: collapser");
-	rc_r = wait_child(reader, RACE_SECONDS * 1000L + CHILD_TIMEOUT_MS, "race: reader");
-	shared_set(&st->stop, 1);
-	rc_o = wait_child(opener, CHILD_TIMEOUT_MS, "race: opener");
+	rc_c = rothp_child_wait(collapser, RACE_SECONDS * 1000L + CHILD_TIMEOUT_MS,
+				"race: collapser", NULL);
+	rc_r = rothp_child_wait(reader, RACE_SECONDS * 1000L + CHILD_TIMEOUT_MS, "race: reader",
+				NULL);
+	rothp_shared_set(&st->stop, 1);
+	rc_o = rothp_child_wait(opener, CHILD_TIMEOUT_MS, "race: opener", NULL);
 	ksft_print_msg("race: %.1f s; collapser %ld passes (%ld ok, %ld EINVAL, %ld EAGAIN, %ld other)\n",
 		       rothp_now() - start, st->collapses, st->collapsed, st->einval, st->eagain,
 		       st->other);
@@ -754,9 +665,7 @@ static void test_race(const struct rothp_case *c)
 
 	fd = rothp_open_checked(path, O_RDONLY);
 	same = rothp_file_is(&orig, fd, orig.buf, orig.size, "race");
-	if (rothp_drop_caches())
-		ksft_print_msg("race: drop_caches: %s\n", strerror(errno));
-	same = rothp_file_is(&orig, fd, orig.buf, orig.size, "race, disk") && same;
+	same = rothp_disk_is(&orig, fd, orig.buf, orig.size, "race") && same;
 	rothp_report(c, 2, NULL, same);
 	close(fd);
 	munmap(st, ROTHP_PAGE_SIZE);
@@ -815,7 +724,7 @@ static void test_recollapse(const struct rothp_case *c)
 	bool collapsed, wrote, byte_ok;
 	int fd, wfd, rc, err;
 
-	make_copy("recollapse", path, sizeof(path));
+	rothp_scratch_copy_checked(path, prog, dir, "ws_recollapse.copy");
 	model = rothp_model_new(&orig);
 	fd = rothp_open_checked(path, O_RDONLY);
 	p = rothp_map_text(fd, st.len);
@@ -831,7 +740,7 @@ static void test_recollapse(const struct rothp_case *c)
 		       (unsigned long long)(blob + k * ROTHP_STUB_SIZE), path, tag,
 		       (unsigned long long)tag_off);
 
-	rc = collapse(who, p, st.len, &err, &pmd);
+	rc = rothp_collapse_mapping(who, p, st.len, &err, &pmd);
 	collapsed = !rc && pmd == (long)st.len;
 	if (!collapsed)
 		ksft_print_msg("%s: MADV_COLLAPSE did not PMD-map the copy to start with\n", who);
@@ -889,14 +798,6 @@ static void test_recollapse(const struct rothp_case *c)
 	rothp_scratch_remove(path);
 }
 
-/* The whole of textprog, the model every copy starts from. */
-static void read_orig(void)
-{
-	orig.buf = rothp_read_whole(prog, &orig.size);
-	if (orig.size < 2 * ROTHP_PMD_SIZE)
-		ksft_exit_fail_msg("%s is smaller than 4 MiB\n", prog);
-}
-
 /* The parts, in the order main() runs them. */
 enum part { RUNNING, FSYNC, NO_FSYNC, SHARED, AFTER, RACE, RECOLLAPSE };
 
@@ -923,7 +824,8 @@ int main(int argc, char **argv)
 		       large > 0 ? "large folios" : large ? "large folios unknown" : "no large folios",
 		       rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &val) ? ROTHP_NO_SPLIT_ON_WRITE :
 		       "kernel has " ROTHP_VM_SPLIT_ON_WRITE);
-	read_orig();
+	/* The whole of textprog, the model every copy starts from. */
+	rothp_orig_read(&orig, prog, 2 * ROTHP_PMD_SIZE);
 
 	test_running(&cases[RUNNING]);
 	test_written(&cases[FSYNC], WRITE_FSYNC);
