@@ -93,7 +93,7 @@ static int refused;
  * PMD only, never for PTE-mapped pages): map[i] is 'H' when the whole block
  * i is, else 'p'; map[nr] is '\0'. Returns the number of 'H' blocks, or -1.
  */
-static long rothp_pmd_map(pid_t pid, unsigned long start, long nr, char *map)
+static long pmd_map(pid_t pid, unsigned long start, long nr, char *map)
 {
 #ifdef PAGEMAP_SCAN
 	struct page_region *vec;
@@ -343,7 +343,7 @@ static int check_backing(struct textproc *tp, const struct prog *p, enum mode m,
 	long huge, field;
 	bool file;
 
-	huge = rothp_pmd_map(tp->pid, base, nr, map);
+	huge = pmd_map(tp->pid, base, nr, map);
 	if (huge < 0 || rothp_find_vma(tp->pid, base, &vma)) {
 		printf("# backing: cannot read pagemap or maps of %d: %s\n", tp->pid,
 		       strerror(errno));

@@ -62,7 +62,7 @@ static struct rothp_vma text;
  * next[rand % i]. Following next[] from any index visits every index once
  * before it comes back. Tools that model the sequence must do the same.
  */
-static void rothp_cycle_perm(uint64_t seed, uint32_t *next, long n)
+static void cycle_perm(uint64_t seed, uint32_t *next, long n)
 {
 	uint64_t state = seed;
 	uint32_t tmp;
@@ -256,7 +256,7 @@ static int chain(uint64_t seed, long pages, long calls, int reps, double *med, d
 		ok = 0;
 		goto out;
 	}
-	rothp_cycle_perm(seed, next, pages);
+	cycle_perm(seed, next, pages);
 	*hash = rothp_hash(next, pages * sizeof(*next));
 	for (i = 0; i < pages; i++)
 		table[i] = chain_entry(next[i]);

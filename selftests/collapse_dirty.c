@@ -81,7 +81,7 @@ static const struct {
  * its format lists them all. 1 if it does, 0 if not, -1 if tracefs cannot
  * be read.
  */
-static int rothp_scan_result_known(const char *name)
+static int scan_result_known(const char *name)
 {
 	const size_t cap = 64 * 1024;
 	char quoted[128], *buf;
@@ -111,7 +111,7 @@ static const char *dir;
 /* textprog's bytes, and how a difference from them is said */
 static struct rothp_orig orig = { .say_written = true };
 static size_t len;		/* the whole 2 MiB blocks from offset 0 */
-static int retry_known;		/* rothp_scan_result_known(SCAN_DIRTY) */
+static int retry_known;		/* scan_result_known(SCAN_DIRTY) */
 static char files[NR_FILES][PATH_MAX];
 
 /* Part i's file, <dir>/cd_<name>.copy, removed at exit if the part does not. */
@@ -357,7 +357,7 @@ int main(int argc, char **argv)
 	rothp_orig_read(&orig, prog, MIN_SIZE);
 	len = ROTHP_ALIGN_DOWN(orig.size, ROTHP_PMD_SIZE);
 	fs = rothp_fs_name(dir, &large);
-	retry_known = rothp_scan_result_known(SCAN_DIRTY);
+	retry_known = scan_result_known(SCAN_DIRTY);
 	ksft_print_msg("%s; %zu bytes of textprog, %zu MiB of whole blocks; scan result %s: %s\n",
 		       fs, orig.size, len >> 20, SCAN_DIRTY,
 		       retry_known > 0 ? "known" : retry_known ? "cannot read tracefs" :

@@ -81,11 +81,11 @@ static const char *no_knob = "kernel lacks /proc/sys/" KNOB " (baseline 6.12)";
 static bool have_knob;
 static bool aslr;
 
-/* Most runs rothp_sample_placement() takes. */
-#define ROTHP_MAX_RUNS		64
+/* Most runs sample_placement() takes. */
+#define MAX_RUNS		64
 
 /* Where the kernel put a program's text in a number of runs. */
-struct rothp_placement {
+struct placement {
 	int runs;		/* runs that started and were looked at */
 	int ran_ok;		/* ... in which every stub ran and it exited 0 */
 	int congruent;		/* ... with text start - file offset 2 MiB-aligned */
@@ -97,7 +97,7 @@ struct rothp_placement {
 };
 
 /* Count one run's text VMA into pl; starts holds the earlier runs' starts. */
-static void placement_add(struct rothp_placement *pl, const struct rothp_elf *elf,
+static void placement_add(struct placement *pl, const struct rothp_elf *elf,
 			  const struct rothp_vma *vma, long eligible, bool ok,
 			  const unsigned long *starts)
 {
@@ -122,18 +122,18 @@ static void placement_add(struct rothp_placement *pl, const struct rothp_elf *el
  * was (elf holds its program headers). Returns 0 when every run could be
  * looked at; pl counts the runs that were either way.
  */
-static int rothp_sample_placement(const char *path, const struct rothp_elf *elf, int runs,
-			   struct rothp_placement *pl)
+static int sample_placement(const char *path, const struct rothp_elf *elf, int runs,
+			    struct placement *pl)
 {
-	unsigned long starts[ROTHP_MAX_RUNS];
+	unsigned long starts[MAX_RUNS];
 	struct rothp_vma vma;
 	long eligible;
 	bool ok;
 
 	memset(pl, 0, sizeof(*pl));
 	pl->eligible_min = -1;
-	if (runs > ROTHP_MAX_RUNS)
-		runs = ROTHP_MAX_RUNS;
+	if (runs > MAX_RUNS)
+		runs = MAX_RUNS;
 	while (pl->runs < runs) {
 		if (textproc_sample(path, &vma, &eligible, &ok))
 			return -1;
@@ -176,20 +176,20 @@ static void prog_init(struct prog *p, const char *dir)
 }
 
 /* Every run looked at, every stub ran right in each, each exited 0. */
-static bool all_ran(const struct rothp_placement *pl)
+static bool all_ran(const struct placement *pl)
 {
 	return pl->runs == RUNS && pl->ran_ok == RUNS;
 }
 
 /* 6.12's placement: the text is not congruent in every run. */
-static bool not_all_congruent(const struct rothp_placement *pl)
+static bool not_all_congruent(const struct placement *pl)
 {
 	return all_ran(pl) && pl->congruent < RUNS;
 }
 
-static void sample(int id, struct rothp_placement *pl)
+static void sample(int id, struct placement *pl)
 {
-	rothp_sample_placement(progs[id].path, &progs[id].elf, RUNS, pl);
+	sample_placement(progs[id].path, &progs[id].elf, RUNS, pl);
 }
 
 static const char *const default_results[] = {
@@ -198,7 +198,7 @@ static const char *const default_results[] = {
 };
 
 /* pieprog as the system runs it: aligned by the series, still random. */
-static void test_default(const struct rothp_case *c, struct rothp_placement *pl)
+static void test_default(const struct rothp_case *c, struct placement *pl)
 {
 	sample(PIE, pl);
 	rothp_report(c, 0, have_knob ? NULL : no_knob,
@@ -265,10 +265,10 @@ static const char *const as_612_results[] = {
  * pieprog with the sysctl at 0 loads as on 6.12. Without the sysctl, the
  * default placement (sampled by test_default()) is 6.12's.
  */
-static void test_knob_off(const struct rothp_case *c, const struct rothp_placement *dflt)
+static void test_knob_off(const struct rothp_case *c, const struct placement *dflt)
 {
-	struct rothp_placement off = { 0 };
-	const struct rothp_placement *pl = dflt;
+	struct placement off = { 0 };
+	const struct placement *pl = dflt;
 
 	if (have_knob) {
 		if (!rothp_sysctl_write(KNOB, 0))
@@ -285,7 +285,7 @@ static void test_knob_off(const struct rothp_case *c, const struct rothp_placeme
 /* pieprog with THP enabled=never loads as on 6.12. */
 static void test_thp_never(const struct rothp_case *c)
 {
-	struct rothp_placement pl = { 0 };
+	struct placement pl = { 0 };
 	char mode[64];
 
 	if (rothp_thp_read_str("enabled", mode, sizeof(mode))) {
@@ -304,7 +304,7 @@ static void test_thp_never(const struct rothp_case *c)
  */
 static void test_thp_disabled(const struct rothp_case *c)
 {
-	struct rothp_placement pl = { 0 };
+	struct placement pl = { 0 };
 
 	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)) {
 		ksft_print_msg("PR_SET_THP_DISABLE: %s\n", strerror(errno));
@@ -324,7 +324,7 @@ static const char *const small_results[] = {
 /* A PIE with no whole 2 MiB block of text loads as on 6.12. */
 static void test_small(const struct rothp_case *c)
 {
-	struct rothp_placement pl;
+	struct placement pl;
 
 	sample(PIE_SMALL, &pl);
 	rothp_report(c, 0, NULL, not_all_congruent(&pl), RUNS);
@@ -339,7 +339,7 @@ static const char *const skew_results[] = {
 /* A PIE whose text is not congruent in the file loads as on 6.12. */
 static void test_skew(const struct rothp_case *c)
 {
-	struct rothp_placement pl;
+	struct placement pl;
 
 	sample(PIE_SKEW, &pl);
 	rothp_report(c, 0, NULL, pl.runs == RUNS && pl.bias_aligned < RUNS, RUNS);
@@ -355,7 +355,7 @@ static const char *const spie_results[] = {
 /* A static PIE is placed by get_unmapped_area(), 2 MiB-congruent. */
 static void test_static_pie(const struct rothp_case *c)
 {
-	struct rothp_placement pl;
+	struct placement pl;
 
 	sample(SPIE, &pl);
 	rothp_report(c, 0, NULL, all_ran(&pl) && pl.congruent == RUNS, RUNS);
@@ -368,7 +368,7 @@ static const char *const exec_results[] = {
 /* An ET_EXEC is where it was linked. */
 static void test_exec(const struct rothp_case *c)
 {
-	struct rothp_placement pl;
+	struct placement pl;
 
 	sample(EXEC, &pl);
 	rothp_report(c, 0, NULL, all_ran(&pl) && pl.at_vaddr == RUNS,
@@ -437,7 +437,7 @@ static void thp_init(void)
 
 int main(int argc, char **argv)
 {
-	struct rothp_placement dflt;
+	struct placement dflt;
 	char prog[PATH_MAX];
 	const char *dir;
 	long val;

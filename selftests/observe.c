@@ -55,7 +55,7 @@ static char saved_enable[NR_EVENTS];
  * a malloc()ed, NUL-terminated buffer, its length in *len; NULL with errno
  * set if it cannot be opened or read.
  */
-static char *rothp_read_stream(const char *path, size_t *len)
+static char *read_stream(const char *path, size_t *len)
 {
 	size_t cap = 65536, off = 0;
 	char *buf = malloc(cap), *bigger;
@@ -115,7 +115,7 @@ static const char *events_on(void)
 		return "no tracefs at " TRACING;
 	for (i = 0; i < NR_EVENTS; i++) {
 		snprintf(path, sizeof(path), EVENTS "%s/enable", events[i]);
-		buf = rothp_read_stream(path, &len);
+		buf = read_stream(path, &len);
 		if (!buf)
 			return "kernel lacks the huge_memory prompt and split tracepoints (baseline 6.12)";
 		saved_enable[i] = len ? buf[0] : '0';
@@ -143,7 +143,7 @@ static long trace_count(const char *ev, const char *s1, const char *s2)
 	long n = 0;
 	size_t len;
 
-	buf = rothp_read_stream(TRACING "trace", &len);
+	buf = read_stream(TRACING "trace", &len);
 	if (!buf)
 		ksft_exit_fail_msg("cannot read %strace: %s\n", TRACING, strerror(errno));
 	snprintf(tag, sizeof(tag), " %s: ", ev);
@@ -220,7 +220,7 @@ static void check_on(const struct rothp_case *c, struct textproc *tp, const char
 		     after.dropped == before.dropped);
 
 	/* The request's size, from its "queued" event. */
-	buf = rothp_read_stream(TRACING "trace", &len);
+	buf = read_stream(TRACING "trace", &len);
 	for (line = buf; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)

@@ -107,8 +107,8 @@ static bool touch_held(enum touch_way way)
  * field of /sys/dev/block/MAJOR:MINOR/stat (Documentation/block/stat.rst).
  * On failure, why says what was missing.
  */
-static int rothp_disk_sectors_read(const char *path, unsigned long long *sectors, char *why,
-			    size_t len)
+static int disk_sectors_read(const char *path, unsigned long long *sectors, char *why,
+			     size_t len)
 {
 	char spath[64], buf[512];
 	struct stat st;
@@ -548,12 +548,12 @@ int main(int argc, char **argv)
 
 	/* Read it all back, through the mapping and with pread(). */
 	why[0] = '\0';
-	io_ok = !rothp_disk_sectors_read(copy, &sect0, why, sizeof(why));
+	io_ok = !disk_sectors_read(copy, &sect0, why, sizeof(why));
 	memsum1 = rothp_hash(p, len);
 	if (rothp_file_hash(fd, 0, st.st_size, &filesum1))
 		ksft_print_msg("pread %s: %s\n", copy, strerror(errno));
 	if (io_ok)
-		io_ok = !rothp_disk_sectors_read(copy, &sect1, why, sizeof(why));
+		io_ok = !disk_sectors_read(copy, &sect1, why, sizeof(why));
 	if (io_ok)
 		ksft_print_msg("reading it back: %llu sectors read from the disk\n",
 			       sect1 - sect0);

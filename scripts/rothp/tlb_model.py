@@ -5,7 +5,7 @@ sequence bench_itlb ran and the page sizes its text had.
 bench_itlb prints, for each timed run, the seed of its random cyclic order
 of stubs, the blob's address and which 2 MiB blocks were PMD-mapped
 ("ITLB run ..."). This module rebuilds the same order (splitmix64 and
-Sattolo's algorithm, as rothp_cycle_perm() in progs/textprog.c),
+Sattolo's algorithm, as cycle_perm() in progs/textprog.c),
 checks it against the FNV-1a hash the guest printed, and runs the stub
 addresses through a two-level TLB model with LRU replacement:
 
@@ -56,7 +56,7 @@ def splitmix64(state):
 
 
 def cycle_perm(seed, n):
-    """rothp_cycle_perm(): next[] of a random cyclic permutation."""
+    """next[] of a random cyclic permutation, as textprog's cycle_perm()."""
     nxt = list(range(n))
     state = seed & M64
     for i in range(n - 1, 0, -1):
