@@ -68,8 +68,7 @@
 #define NPROC		4
 #define PARTIAL_STRIDE	4
 #define PROBE_STUB	5
-#define UPROBE_EVENT	"itlb_probe"
-#define UPROBE_NAME	"rothp_bench/" UPROBE_EVENT
+#define UPROBE_NAME	"rothp_bench/itlb_probe"
 
 enum mode { MODE_4K, MODE_FILE, MODE_COPY };
 static const char *const mode_name[] = { "4k", "file", "copy" };
@@ -84,8 +83,6 @@ struct prog {
 
 static struct prog big, small;
 static int refused;
-
-#define UPROBE_TRACEFS		"/sys/kernel/tracing"
 
 /*
  * Which of the nr 2 MiB blocks from start (2 MiB-aligned) pid maps with a
@@ -171,73 +168,6 @@ static long rothp_rollup_field(pid_t pid, const char *field)
 	fclose(fp);
 	return ret;
 }
-
-static int tracefs_write(const char *file, const char *s, int flags)
-{
-	char path[256];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), UPROBE_TRACEFS "/%s", file);
-	fd = open(path, O_WRONLY | flags);
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
-/* Disable and delete the uprobe event group_event, if it is there. */
-static void rothp_uprobe_remove(const char *group_event)
-{
-	char cmd[160], file[160];
-
-	snprintf(file, sizeof(file), "events/%s/enable", group_event);
-	tracefs_write(file, "0", 0);
-	snprintf(cmd, sizeof(cmd), "-:%s\n", group_event);
-	tracefs_write("uprobe_events", cmd, O_APPEND);
-}
-
-/*
- * Define and enable the uprobe event group_event ("group/event") on the
- * instruction at file offset off of path. 0, or -1 (no tracefs, no
- * CONFIG_UPROBE_EVENTS, or refused).
- */
-static int rothp_uprobe_add(const char *group_event, const char *path, unsigned long off)
-{
-	char cmd[PATH_MAX + 128], file[160];
-
-	snprintf(cmd, sizeof(cmd), "p:%s %s:%#lx\n", group_event, path, off);
-	snprintf(file, sizeof(file), "events/%s/enable", group_event);
-	if (tracefs_write("uprobe_events", cmd, O_APPEND))
-		return -1;
-	if (tracefs_write(file, "1", 0)) {
-		rothp_uprobe_remove(group_event);
-		return -1;
-	}
-	return 0;
-}
-
-/* Hits of the uprobe event named event on path (uprobe_profile), or -1. */
-static long rothp_uprobe_hits(const char *path, const char *event)
-{
-	char line[PATH_MAX + 128], file[PATH_MAX], name[128];
-	unsigned long hits;
-	long ret = -1;
-	FILE *fp;
-
-	fp = fopen(UPROBE_TRACEFS "/uprobe_profile", "r");
-	if (!fp)
-		return -1;
-	while (fgets(line, sizeof(line), fp)) {
-		if (sscanf(line, "%s %127s %lu", file, name, &hits) == 3 &&
-		    !strcmp(file, path) && !strcmp(name, event))
-			ret = hits;
-	}
-	fclose(fp);
-	return ret;
-}
-
 
 /* A "# progress: " line, which boot.sh shows on the console. */
 static void say(const char *fmt, ...)
@@ -641,13 +571,13 @@ static void check_observable(enum mode m)
 
 	rothp_uprobe_remove(UPROBE_NAME);
 	if (rothp_uprobe_add(UPROBE_NAME, small.path,
-			     small.blob_off + PROBE_STUB * ROTHP_STUB_SIZE)) {
+			     small.blob_off + PROBE_STUB * ROTHP_STUB_SIZE, false)) {
 		printf("# observability: cannot set a uprobe (CONFIG_UPROBE_EVENTS?): %s\n",
 		       strerror(errno));
 	} else {
 		if (textproc_run(&tp, &calls) != 1)
 			rothp_bench_fail("textprog's stubs do not run with the uprobe");
-		hits = rothp_uprobe_hits(small.path, UPROBE_EVENT);
+		hits = rothp_uprobe_hits(UPROBE_NAME, small.path);
 		rothp_uprobe_remove(UPROBE_NAME);
 		printf("# observability %s: uprobe on file offset %#lx: %ld hits after a run\n",
 		       mode_name[m], (unsigned long)(small.blob_off + PROBE_STUB * ROTHP_STUB_SIZE),

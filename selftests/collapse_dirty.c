@@ -73,7 +73,7 @@ static const struct {
 #define SHARED_STRIDE	(256UL << 10)
 #define SHARED_LEN	256
 
-#define SCAN_FILE_FORMAT	"/sys/kernel/tracing/events/huge_memory/mm_khugepaged_scan_file/format"
+#define SCAN_FILE_FORMAT	ROTHP_TRACEFS "events/huge_memory/mm_khugepaged_scan_file/format"
 
 /*
  * Does khugepaged know the scan result called name ("page_filled", ...)?

@@ -33,8 +33,6 @@
 #include "kselftest.h"
 #include "rothp_util.h"
 
-#define TRACING		"/sys/kernel/tracing/"
-#define EVENTS		TRACING "events/huge_memory/"
 #define COPY_NAME	"observe.copy"
 #define OFF_NAME	"observe-off.copy"
 #define WAIT_MS		30000
@@ -47,8 +45,6 @@ static const char * const events[] = {
 };
 
 #define NR_EVENTS	ARRAY_SIZE(events)
-
-static char saved_enable[NR_EVENTS];
 
 /*
  * Read a file whose size stat() does not tell (tracefs, procfs) to its end:
@@ -91,45 +87,37 @@ static char *read_stream(const char *path, size_t *len)
 	return buf;
 }
 
-static void restore(void)
-{
-	char path[PATH_MAX];
-	unsigned int i;
-
-	for (i = 0; i < NR_EVENTS; i++) {
-		if (!saved_enable[i])
-			continue;
-		snprintf(path, sizeof(path), EVENTS "%s/enable", events[i]);
-		rothp_write_file(path, saved_enable[i] == '1' ? "1" : "0", O_TRUNC, false);
-	}
-}
-
-/* Enable the three events, remembering their state; NULL or why not. */
+/*
+ * Enable the three events, their state saved with the settings, which put
+ * it back at exit; NULL or why not.
+ */
 static const char *events_on(void)
 {
-	char path[PATH_MAX], *buf;
+	char event[128];
 	unsigned int i;
-	size_t len;
 
-	if (access(TRACING "trace", W_OK))
-		return "no tracefs at " TRACING;
+	if (access(ROTHP_TRACEFS "trace", W_OK))
+		return "no tracefs at " ROTHP_TRACEFS;
 	for (i = 0; i < NR_EVENTS; i++) {
-		snprintf(path, sizeof(path), EVENTS "%s/enable", events[i]);
-		buf = read_stream(path, &len);
-		if (!buf)
+		snprintf(event, sizeof(event), "huge_memory/%s", events[i]);
+		if (!rothp_trace_event_on(event))
+			continue;
+		if (errno == ENOENT)
 			return "kernel lacks the huge_memory prompt and split tracepoints (baseline 6.12)";
-		saved_enable[i] = len ? buf[0] : '0';
-		free(buf);
-		if (rothp_write_file(path, "1", O_TRUNC, false))
-			ksft_exit_fail_msg("cannot enable %s: %s\n", events[i], strerror(errno));
+		ksft_exit_fail_msg("cannot enable %s: %s\n", events[i], strerror(errno));
 	}
 	return NULL;
 }
 
+/*
+ * The counts below are of one check's events: the trace starts empty.
+ * guest/init empties it before each test too, so with rothp.trace=1 only
+ * this test's own earlier events go.
+ */
 static void trace_clear(void)
 {
-	if (rothp_write_file(TRACING "trace", "", O_TRUNC, false))
-		ksft_exit_fail_msg("cannot clear %strace: %s\n", TRACING, strerror(errno));
+	if (rothp_trace_write("trace", "", O_TRUNC, false))
+		ksft_exit_fail_msg("cannot clear %strace: %s\n", ROTHP_TRACEFS, strerror(errno));
 }
 
 /*
@@ -143,9 +131,9 @@ static long trace_count(const char *ev, const char *s1, const char *s2)
 	long n = 0;
 	size_t len;
 
-	buf = read_stream(TRACING "trace", &len);
+	buf = read_stream(ROTHP_TRACEFS "trace", &len);
 	if (!buf)
-		ksft_exit_fail_msg("cannot read %strace: %s\n", TRACING, strerror(errno));
+		ksft_exit_fail_msg("cannot read %strace: %s\n", ROTHP_TRACEFS, strerror(errno));
 	snprintf(tag, sizeof(tag), " %s: ", ev);
 	for (line = buf; line && *line; line = next) {
 		next = strchr(line, '\n');
@@ -220,7 +208,7 @@ static void check_on(const struct rothp_case *c, struct textproc *tp, const char
 		     after.dropped == before.dropped);
 
 	/* The request's size, from its "queued" event. */
-	buf = read_stream(TRACING "trace", &len);
+	buf = read_stream(ROTHP_TRACEFS "trace", &len);
 	for (line = buf; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
@@ -377,7 +365,6 @@ int main(int argc, char **argv)
 			ksft_test_result_skip("%s\n", why);
 		ksft_finished();
 	}
-	atexit(restore);
 	if (rothp_prompt_save(NULL))
 		ksft_exit_fail_msg("cannot read %s\n", ROTHP_PROMPT_KNOB);
 	why = events_on();

@@ -75,7 +75,6 @@
 #define OVF_MS		(60 * 1000)
 
 #define COPY_NAME	"prompt_collapse.copy"
-#define TRACE_DIR	"/sys/kernel/tracing/"
 #define TRACE_KINDS	16
 
 typedef int (*stub_fn)(void);
@@ -361,40 +360,31 @@ static const char * const trace_events[] = {
 
 static bool tracing;
 
-static int trace_write(const char *path, const char *val, int flags)
-{
-	int fd = open(path, O_WRONLY | flags), ret = 0;
-
-	if (fd < 0)
-		return -1;
-	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
-		ret = -1;
-	close(fd);
-	return ret;
-}
-
-static void trace_enable(bool on)
-{
-	char path[PATH_MAX];
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(trace_events); i++) {
-		snprintf(path, sizeof(path), TRACE_DIR "events/%s/enable", trace_events[i]);
-		if (trace_write(path, on ? "1" : "0", 0))
-			tracing = false;
-	}
-}
+/*
+ * A check's events are those after this marker, written to trace_marker
+ * as it starts. The trace is not emptied, so that with rothp.trace=1
+ * guest/init still has all of this test's events to print if it fails;
+ * trace_stop() puts the events' state back, leaving on what was on.
+ */
+#define TRACE_MARK	"prompt_collapse: start of a khugepaged trace"
 
 static void trace_start(void)
 {
+	size_t i;
+
 	if (skip)
 		return;
-	tracing = !trace_write(TRACE_DIR "trace", "", O_TRUNC);
-	if (tracing)
-		trace_enable(true);
+	tracing = !rothp_trace_write("trace_marker", TRACE_MARK, 0, false);
+	for (i = 0; tracing && i < ARRAY_SIZE(trace_events); i++)
+		tracing = !rothp_trace_event_on(trace_events[i]);
+	if (!tracing)
+		rothp_trace_restore();
 }
 
-/* Count "<event>: ... result=<name>" lines of the trace, print the counts. */
+/*
+ * Count "<event>: ... result=<name>" lines of the trace after the last
+ * marker, print the counts.
+ */
 static void trace_stop(const char *who)
 {
 	char names[TRACE_KINDS][80], line[1024], msg[1024];
@@ -404,12 +394,17 @@ static void trace_stop(const char *who)
 
 	if (!tracing)
 		return;
-	trace_enable(false);
-	fp = fopen(TRACE_DIR "trace", "r");
+	rothp_trace_restore();
+	fp = fopen(ROTHP_TRACEFS "trace", "r");
 	while (fp && fgets(line, sizeof(line), fp)) {
 		char *ev = strstr(line, "mm_khugepaged_"), *res = strstr(line, "result=");
 		char key[80];
 
+		if (strstr(line, TRACE_MARK)) {
+			memset(counts, 0, sizeof(counts));
+			kinds = 0;
+			continue;
+		}
 		if (!ev || !res)
 			continue;
 		snprintf(key, sizeof(key), "%.*s %.*s", (int)strcspn(ev, ":"), ev,
@@ -423,7 +418,6 @@ static void trace_stop(const char *who)
 	}
 	if (fp)
 		fclose(fp);
-	trace_write(TRACE_DIR "trace", "", O_TRUNC);
 	msg[0] = '\0';
 	for (i = 0; i < kinds && off < sizeof(msg); i++)
 		off += snprintf(msg + off, sizeof(msg) - off, "%s%s %d", i ? ", " : "", names[i],

@@ -18,5 +18,6 @@
 #include "textproc.h"
 #include "util_prompt.h"
 #include "util_bench.h"
+#include "util_trace.h"
 
 #endif /* __ROTHP_UTIL_H */

@@ -59,9 +59,7 @@
 #define PMD			ROTHP_PMD_SIZE
 #define NOBODY			65534
 #define PROBE_STUB		1000	/* in the second 2 MiB block of stubs */
-#define TRACEFS			"/sys/kernel/tracing"
-#define UPROBE_GROUP		"rothp_sec"
-#define UPROBE_EVENT		"stub"
+#define UPROBE_NAME		"rothp_sec/stub"
 #define THP_DIR			"/sys/kernel/mm/transparent_hugepage/"
 
 static char prog[PATH_MAX];
@@ -324,42 +322,10 @@ static void test_ptrace(const struct rothp_case *tc)
 	copy_remove(&c);
 }
 
-/* Hits of our uprobe event in uprobe_profile, or -1. */
-static long uprobe_hits(const char *path)
-{
-	char line[PATH_MAX + 128], file[PATH_MAX], event[128];
-	unsigned long hits;
-	long ret = -1;
-	FILE *fp;
-
-	fp = fopen(TRACEFS "/uprobe_profile", "r");
-	if (!fp)
-		return -1;
-	while (fgets(line, sizeof(line), fp)) {
-		if (sscanf(line, "%s %127s %lu", file, event, &hits) == 3 &&
-		    !strcmp(file, path) && !strcmp(event, UPROBE_EVENT))
-			ret = hits;
-	}
-	fclose(fp);
-	return ret;
-}
-
 static void uprobe_remove(void)
 {
-	int fd = open(TRACEFS "/events/" UPROBE_GROUP "/" UPROBE_EVENT "/enable", O_WRONLY);
-
-	if (fd >= 0) {
-		if (write(fd, "0", 1) != 1)
-			ksft_print_msg("disable uprobe: %s\n", strerror(errno));
-		close(fd);
-	}
-	fd = open(TRACEFS "/uprobe_events", O_WRONLY | O_APPEND);
-	if (fd >= 0) {
-		if (write(fd, "-:" UPROBE_GROUP "/" UPROBE_EVENT "\n",
-			  strlen("-:" UPROBE_GROUP "/" UPROBE_EVENT "\n")) < 0 && errno != ENOENT)
-			ksft_print_msg("remove uprobe: %s\n", strerror(errno));
-		close(fd);
-	}
+	if (rothp_uprobe_remove(UPROBE_NAME))
+		ksft_print_msg("disable or remove uprobe: %s\n", strerror(errno));
 }
 
 static const char *const uprobe_results[] = {
@@ -390,7 +356,7 @@ static void uprobe_skip_rest(const struct rothp_case *tc, unsigned int first, co
 static void test_uprobe(const struct rothp_case *tc)
 {
 	unsigned int first = ksft_test_num();
-	char cmd[PATH_MAX + 64], memp[64];
+	char memp[64];
 	unsigned char orig[8], seen = 0;
 	struct rothp_vma vma;
 	struct textproc tp;
@@ -401,11 +367,11 @@ static void test_uprobe(const struct rothp_case *tc)
 	int fd, ran;
 	bool ok;
 
-	if (access(TRACEFS "/uprobe_events", F_OK))
-		mount("nodev", TRACEFS, "tracefs", 0, NULL);
-	if (access(TRACEFS "/uprobe_events", W_OK)) {
+	if (access(ROTHP_TRACEFS "uprobe_events", F_OK))
+		mount("nodev", ROTHP_TRACEFS, "tracefs", 0, NULL);
+	if (access(ROTHP_TRACEFS "uprobe_events", W_OK)) {
 		uprobe_skip_rest(tc, first,
-				 "no " TRACEFS "/uprobe_events (CONFIG_UPROBE_EVENTS off?)");
+				 "no " ROTHP_TRACEFS "uprobe_events (CONFIG_UPROBE_EVENTS off?)");
 		return;
 	}
 	uprobe_remove();	/* a leftover of an interrupted run */
@@ -425,11 +391,7 @@ static void test_uprobe(const struct rothp_case *tc)
 	if (pread(c.fd, orig, sizeof(orig), off) != sizeof(orig))
 		ksft_exit_fail_msg("uprobe: read %s: %s\n", c.path, strerror(errno));
 
-	snprintf(cmd, sizeof(cmd), "p:%s/%s %s:%#lx\n", UPROBE_GROUP, UPROBE_EVENT, c.path,
-		 (unsigned long)off);
-	ok = !rothp_write_file(TRACEFS "/uprobe_events", cmd, O_APPEND, true) &&
-	     !rothp_write_file(TRACEFS "/events/" UPROBE_GROUP "/" UPROBE_EVENT "/enable", "1", 0,
-			       true);
+	ok = !rothp_uprobe_add(UPROBE_NAME, c.path, off, true);
 	rothp_report(tc, 2, NULL, ok, PROBE_STUB, (unsigned long)off);
 	if (!ok) {
 		uprobe_remove();
@@ -453,7 +415,7 @@ static void test_uprobe(const struct rothp_case *tc)
 	rothp_report(tc, 4, NULL, seen == 0xcc, seen);
 	ran = textproc_run(&tp, &calls);
 	rothp_report(tc, 5, NULL, ran == 1);
-	hits = uprobe_hits(c.path);
+	hits = rothp_uprobe_hits(UPROBE_NAME, c.path);
 	ksft_print_msg("uprobe: %ld hits after one run\n", hits);
 	rothp_report(tc, 6, NULL, hits > 0);
 	/*
@@ -463,7 +425,7 @@ static void test_uprobe(const struct rothp_case *tc)
 	rothp_report(tc, 7, NULL, file_reads(c.fd, off, orig, sizeof(orig)));
 
 	uprobe_remove();
-	rothp_report(tc, 8, NULL, uprobe_hits(c.path) < 0);
+	rothp_report(tc, 8, NULL, rothp_uprobe_hits(UPROBE_NAME, c.path) < 0);
 	ran = textproc_run(&tp, &calls);
 	rothp_report(tc, 9, NULL, ran == 1 && textproc_sum_matches(&tp, "uprobe removed") &&
 		     file_reads(c.fd, off, orig, sizeof(orig)) &&

@@ -84,10 +84,8 @@
 /* The padding byte of a stub page that version B inverts. */
 #define VERSION_BYTE		2048
 
-#define TRACEFS			"/sys/kernel/tracing"
-#define UPROBE_EVENTS		TRACEFS "/uprobe_events"
+#define UPROBE_EVENTS		ROTHP_TRACEFS "uprobe_events"
 #define UPROBE_EVENT		"rothp_stress/s"
-#define UPROBE_ENABLE		TRACEFS "/events/" UPROBE_EVENT "/enable"
 
 #define CGROUP_ROOT		"/sys/fs/cgroup"
 #define CGROUP_DIR		CGROUP_ROOT "/rothp_stress"
@@ -945,36 +943,20 @@ static void work_exec(enum op op)
 	}
 }
 
-/* Disable and remove the event, if it is there: 0, or -1 with errno. */
-static int uprobe_remove(void)
-{
-	if (!access(UPROBE_ENABLE, F_OK) && rothp_write_file(UPROBE_ENABLE, "0", 0, false))
-		return -1;
-	if (!access(UPROBE_ENABLE, F_OK) &&
-	    rothp_write_file(UPROBE_EVENTS, "-:" UPROBE_EVENT, O_APPEND, false))
-		return -1;
-	return 0;
-}
-
 /* Attach a uprobe on a random stub of the exec copy, enable, disable, remove. */
 static void work_uprobe(enum op op)
 {
-	char cmd[PATH_MAX + 64];
-	long k;
+	unsigned long off;
 
 	while (running()) {
-		k = rnd(nstubs);
-		snprintf(cmd, sizeof(cmd), "p:%s %s:%#lx", UPROBE_EVENT, exec_path,
-			 (unsigned long)(stub_off + k * ROTHP_STUB_SIZE));
-		if (rothp_write_file(UPROBE_EVENTS, cmd, O_APPEND, false)) {
-			op_error(op, "'%s' to uprobe_events: %s", cmd, strerror(errno));
+		off = stub_off + rnd(nstubs) * ROTHP_STUB_SIZE;
+		if (rothp_uprobe_add(UPROBE_EVENT, exec_path, off, false)) {
+			op_error(op, "uprobe at %s:%#lx: %s", exec_path, off, strerror(errno));
 			sleep_ms(500);
 			continue;
 		}
-		if (rothp_write_file(UPROBE_ENABLE, "1", 0, false))
-			op_error(op, "enable: %s", strerror(errno));
 		sleep_ms(50 + rnd(250));
-		if (uprobe_remove())
+		if (rothp_uprobe_remove(UPROBE_EVENT))
 			op_error(op, "disable or remove: %s", strerror(errno));
 		op_done(op);
 		sleep_ms(rnd(100));
@@ -1103,7 +1085,7 @@ static void uprobe_setup(void)
 		uprobe_skip = uprobe_why;
 		return;
 	}
-	if (uprobe_remove())
+	if (rothp_uprobe_remove(UPROBE_EVENT))
 		ksft_print_msg("removing a stale %s: %s\n", UPROBE_EVENT, strerror(errno));
 }
 
@@ -1374,7 +1356,7 @@ int main(int argc, char **argv)
 	}
 	crashed = reap_workers();
 	progress(start);
-	if (!uprobe_skip && uprobe_remove())
+	if (!uprobe_skip && rothp_uprobe_remove(UPROBE_EVENT))
 		ksft_print_msg("uprobe: removing %s: %s\n", UPROBE_EVENT, strerror(errno));
 	memcg_teardown();
 	thp_teardown();

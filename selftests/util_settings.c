@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Settings saved and restored: one table of every knob a test changes, the
- * THP sysfs knobs, the prompt collapse switch and sysctls. A save pushes a
- * knob's path and value; rothp_thp_restore() and rothp_sysctl_restore() pop
- * their own, the last saved first; what is left is restored at exit and on
- * SIGINT/SIGTERM, with rothp_scratch_copy()'s files removed.
+ * THP sysfs knobs, the prompt collapse switch, sysctls, other files and
+ * trace events. A save pushes a knob's path and value; each kind's restore
+ * pops its own, the last saved first; what is left is restored at exit and
+ * on SIGINT/SIGTERM, with rothp_scratch_copy()'s files removed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,7 +19,10 @@
 #include "util_settings.h"
 
 #define SYSCTL_DIR		"/proc/sys/"
-/* Room for the THP knobs, the prompt collapse switch, a few sysctls and files. */
+/*
+ * Room for the THP knobs, the prompt collapse switch, a few sysctls and
+ * files, and a few trace events.
+ */
 #define NR_SAVED		32
 #define NR_SYSCTL_SAVED		4
 
@@ -41,6 +44,7 @@ enum knob_kind {
 	KNOB_SYSCTL,	/* rothp_sysctl_restore() */
 	KNOB_THP,	/* rothp_thp_restore() */
 	KNOB_FILE,	/* rothp_file_restore() */
+	KNOB_TRACE,	/* rothp_trace_restore() */
 };
 
 /* One saved knob: its file, the value to write back, and who restores it. */
@@ -93,6 +97,7 @@ static void knobs_restore(enum knob_kind kind)
 static void restore_all(void)
 {
 	rothp_file_restore();
+	rothp_trace_restore();
 	rothp_sysctl_restore();
 	rothp_thp_restore();
 	rothp_scratch_remove_all();
@@ -164,6 +169,16 @@ void rothp_sysctl_restore(void)
 	knobs_restore(false);
 }
 
+/* Room for the knob at path, or -1 with errno ENOSPC (said). */
+static int knob_room(const char *path)
+{
+	if (nr_saved < NR_SAVED && strlen(path) < sizeof(saved[0].path))
+		return 0;
+	ksft_print_msg("cannot save %s: no room\n", path);
+	errno = ENOSPC;
+	return -1;
+}
+
 /*
  * Save the first line of any other file a test writes (a debugfs knob);
  * it is restored by rothp_file_restore(), at exit and on SIGINT/SIGTERM,
@@ -188,6 +203,29 @@ int rothp_file_save(const char *path)
 void rothp_file_restore(void)
 {
 	knobs_restore(KNOB_FILE);
+}
+
+/*
+ * Save a trace event's enable file, restored by rothp_trace_restore(), at
+ * exit and on SIGINT/SIGTERM. It reads "0" or "1", with a '*' after in
+ * soft mode (event_enable_read()), which a write would refuse: the digit
+ * alone is saved. -1 with errno, saying nothing, when it cannot be read.
+ */
+int rothp_trace_save(const char *path)
+{
+	char val[8];
+
+	if (rothp_read_line(path, val, sizeof(val)))
+		return -1;
+	if (knob_room(path))
+		return -1;
+	knob_push(path, val[0] == '1' ? "1" : "0", KNOB_TRACE);
+	return 0;
+}
+
+void rothp_trace_restore(void)
+{
+	knobs_restore(KNOB_TRACE);
 }
 
 /* Read a THP sysfs knob; for "a [b] c" choices, the bracketed one. */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Settings a test changes and must put back: the THP sysfs knobs, the
- * prompt collapse switch, sysctls and other files' values, saved in one
- * table and restored, the last saved first, by the test or at exit and on
- * SIGINT/SIGTERM.
+ * prompt collapse switch, sysctls, other files' values and trace events,
+ * saved in one table and restored, the last saved first, by the test or at
+ * exit and on SIGINT/SIGTERM.
  */
 #ifndef __ROTHP_UTIL_SETTINGS_H
 #define __ROTHP_UTIL_SETTINGS_H
@@ -19,6 +19,10 @@ void rothp_sysctl_restore(void);
 /* Any other file's first line, e.g. a debugfs knob. */
 int rothp_file_save(const char *path);
 void rothp_file_restore(void);
+
+/* A tracefs enable file, for rothp_trace_event_on() (util_trace.h). */
+int rothp_trace_save(const char *path);
+void rothp_trace_restore(void);
 
 /* THP sysfs knobs, relative to ROTHP_THP_SYSFS, e.g. "khugepaged/defrag". */
 int rothp_thp_read_str(const char *knob, char *buf, size_t len);
