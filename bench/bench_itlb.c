@@ -196,12 +196,6 @@ static void prog_init(struct prog *p, const char *dir, const char *name)
 		rothp_bench_fail("%s: no 2 MiB-aligned stubs", p->path);
 }
 
-static void set_thp(const char *enabled)
-{
-	if (rothp_thp_set_str("enabled", enabled))
-		rothp_bench_fail("cannot set THP enabled=%s", enabled);
-}
-
 /* Send cmd; the reply must start with cmd's first word and "1" or "0". */
 static void cmd_ok(struct textproc *tp, const char *cmd, char *reply, size_t len,
 		   const char *want)
@@ -332,7 +326,7 @@ static void sweep(enum mode m)
 
 	if (!map || !map2)
 		rothp_bench_fail("malloc");
-	set_thp(m == MODE_4K ? "never" : "madvise");
+	rothp_bench_thp_set("enabled", m == MODE_4K ? "never" : "madvise");
 	rothp_bench_fresh_cache(big.path);
 	if (textproc_start(&tp, big.path, "none"))
 		rothp_bench_fail("cannot start %s", big.path);
@@ -399,7 +393,7 @@ static void collapse_cost(void)
 
 	if (rothp_elf_read(big.path, &elf))
 		rothp_bench_fail("%s: %s", big.path, strerror(errno));
-	set_thp("madvise");
+	rothp_bench_thp_set("enabled", "madvise");
 	for (r = 0; r < COLLAPSE_RUNS; r++) {
 		rothp_bench_fresh_cache(big.path);
 		p = rothp_elf_map_text(big.path, true, &len);
@@ -477,7 +471,7 @@ static void measure_memory(enum mode m)
 	char map[64];
 	int i;
 
-	set_thp("madvise");
+	rothp_bench_thp_set("enabled", "madvise");
 	rothp_bench_fresh_cache(small.path);
 	for (i = 0; i < NPROC; i++) {
 		if (textproc_start(&tp[i], small.path, "none"))
@@ -521,7 +515,7 @@ static void partly_used(void)
 	struct textproc tp;
 	int rc, err;
 
-	set_thp("madvise");
+	rothp_bench_thp_set("enabled", "madvise");
 	rothp_bench_fresh_cache(NULL);
 	if (textproc_start(&tp, small.path, "none"))
 		rothp_bench_fail("cannot start %s", small.path);
@@ -556,7 +550,7 @@ static void check_observable(enum mode m)
 	long hits, calls;
 	bool named;
 
-	set_thp("madvise");
+	rothp_bench_thp_set("enabled", "madvise");
 	rothp_bench_fresh_cache(small.path);
 	if (textproc_start(&tp, small.path, "none"))
 		rothp_bench_fail("cannot start %s", small.path);

@@ -186,8 +186,9 @@ int main(int argc, char **argv)
 		if (rothp_prompt_set(1))
 			rothp_bench_fail("cannot set %s to 1", ROTHP_PROMPT_KNOB);
 	}
-	if (rothp_thp_set_str("enabled", "madvise") || rothp_thp_khugepaged_defaults())
-		rothp_bench_fail("cannot set THP enabled=madvise and khugepaged's defaults");
+	rothp_bench_thp_set("enabled", "madvise");
+	if (rothp_thp_khugepaged_defaults())
+		rothp_bench_fail("cannot set khugepaged's default tunables");
 	uname(&u);
 	printf("# kernel %s, %s; %s\n", u.release, prog,
 	       has_prompt ? "prompt_collapse=1" : ROTHP_NO_PROMPT);

@@ -46,81 +46,45 @@
 #define POLL_MS		50
 #define PERCENT		95
 
-/*
- * The knobs of fail_page_alloc the test sets, saved with the THP knobs and
- * restored the last saved first: the probability first, to 0 unless it was
- * armed, before the task filter goes off.
- */
-static const char *const fpa_knobs[] = {
-	"interval", "times", "space", "verbose", "task-filter",
-	"ignore-gfp-wait", "ignore-gfp-highmem", "min-order", "probability",
-};
-
-static pid_t armed_pid;		/* a task whose make-it-fail we set, or 0 */
 static const char *skip;	/* why prompt collapse checks skip, or NULL */
 static char prog[PATH_MAX];
 
-static int fpa_set(const char *knob, const char *val)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), FPA "%s", knob);
-	return rothp_write_text(path, val);
-}
-
-static int make_it_fail(pid_t pid, bool on)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/make-it-fail", (int)pid);
-	if (rothp_write_text(path, on ? "1" : "0"))
-		return -1;
-	armed_pid = on ? pid : 0;
-	return 0;
-}
-
-static void fpa_save(void)
-{
-	char path[128];
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(fpa_knobs); i++) {
-		snprintf(path, sizeof(path), FPA "%s", fpa_knobs[i]);
-		if (rothp_file_save(path))
-			ksft_exit_fail_msg("cannot save %s\n", path);
-	}
-}
-
 /*
- * Fail every allocation of PMD order or more by tasks with make-it-fail,
- * sleeping or not, highmem or not (THP allocations are both), quietly.
- * The task filter goes on before the probability, so that no other task
- * ever sees a failure.
+ * Fail every allocation of PMD order or more by the task with
+ * make-it-fail, sleeping or not, highmem or not (THP allocations are
+ * both), quietly. In the order written: the task filter goes on before the
+ * probability, so that no other task ever sees a failure; restored in the
+ * reverse order, the probability goes back first.
  */
+static char min_order[16], task_mif[64];
+static const struct rothp_fault_knob fpa_knobs[] = {
+	{ FPA "task-filter", "Y" },
+	{ FPA "min-order", min_order },
+	{ FPA "ignore-gfp-wait", "N" },
+	{ FPA "ignore-gfp-highmem", "N" },
+	{ FPA "verbose", "0" },
+	{ FPA "space", "0" },
+	{ FPA "interval", "1" },
+	{ FPA "times", "-1" },
+	{ task_mif, "1" },
+	{ FPA "probability", "100" },
+};
+
+/* Arm it for task pid, its knobs saved with the settings: exit disarms it too. */
 static void fpa_arm(pid_t pid)
 {
-	char order[16];
-
-	snprintf(order, sizeof(order), "%d",
+	snprintf(min_order, sizeof(min_order), "%d",
 		 __builtin_ctzl(ROTHP_PMD_SIZE / sysconf(_SC_PAGESIZE)));
-	if (fpa_set("task-filter", "Y") || fpa_set("min-order", order) ||
-	    fpa_set("ignore-gfp-wait", "N") || fpa_set("ignore-gfp-highmem", "N") ||
-	    fpa_set("verbose", "0") || fpa_set("space", "0") || fpa_set("interval", "1") ||
-	    fpa_set("times", "-1") || make_it_fail(pid, true) || fpa_set("probability", "100"))
+	snprintf(task_mif, sizeof(task_mif), "/proc/%d/make-it-fail", (int)pid);
+	if (rothp_fault_save(fpa_knobs, ARRAY_SIZE(fpa_knobs)) ||
+	    rothp_fault_set(fpa_knobs, ARRAY_SIZE(fpa_knobs)))
 		ksft_exit_fail_msg("cannot arm fail_page_alloc for task %d\n", (int)pid);
 }
 
 static void fpa_disarm(void)
 {
-	if (fpa_set("probability", "0") || (armed_pid && make_it_fail(armed_pid, false)))
+	if (rothp_fault_restore())
 		ksft_exit_fail_msg("cannot disarm fail_page_alloc\n");
-}
-
-/* At exit, before the saved knobs are restored. */
-static void disarm_task(void)
-{
-	if (armed_pid)
-		make_it_fail(armed_pid, false);
 }
 
 /* The pid of the khugepaged thread, from /proc/<pid>/comm. */
@@ -154,12 +118,6 @@ static long alloc_failed(void)
 	if (rothp_vmstat("thp_collapse_alloc_failed", &v))
 		ksft_exit_fail_msg("cannot read vmstat thp_collapse_alloc_failed\n");
 	return v;
-}
-
-static void set_knob(const char *knob, const char *val)
-{
-	if (rothp_thp_set_str(knob, val))
-		ksft_exit_fail_msg("cannot set %s to %s\n", knob, val);
 }
 
 static void set_prompt(long on)
@@ -348,7 +306,7 @@ static void case_scan(const struct rothp_case *c)
 	rothp_report(c, 0, NULL, !rc);
 	/* A write to scan_sleep_millisecs wakes khugepaged: it scans now. */
 	snprintf(ms, sizeof(ms), "%d", FAST_SCAN_MS);
-	set_knob("khugepaged/scan_sleep_millisecs", ms);
+	rothp_thp_set_checked("khugepaged/scan_sleep_millisecs", ms);
 	seen_ms = wait_alloc_failed(fails, SEEN_MS);
 	fpa_disarm();
 	ksft_print_msg("%s: an allocation failed after %ld ms\n", c->name, seen_ms);
@@ -367,7 +325,7 @@ static void case_scan(const struct rothp_case *c)
 			       hw.blocks, hw.eligible, secs);
 		rothp_report(c, 4, NULL, secs >= 0);
 	}
-	set_knob("khugepaged/scan_sleep_millisecs", "10000");
+	rothp_thp_set_checked("khugepaged/scan_sleep_millisecs", "10000");
 	textproc_finish_case(c, &tp);
 }
 
@@ -398,7 +356,7 @@ static void case_fault(const struct rothp_case *c)
 	if (rothp_prompt_wait_idle(IDLE_MS, &pending) < 0 || rothp_prompt_stat_read(&before))
 		ksft_exit_fail_msg("%s: requests still pending before the start\n", c->name);
 	fpa_arm(khugepaged_pid());
-	set_knob("enabled", "always");
+	rothp_thp_set_checked("enabled", "always");
 	start_text(&tp, c->name);
 	failed_ms = wait_request_failed(&before, SEEN_MS);
 	fpa_disarm();
@@ -410,15 +368,15 @@ static void case_fault(const struct rothp_case *c)
 
 	/* The periodic scan, or a request of the next fault, collapses it. */
 	snprintf(ms, sizeof(ms), "%d", FAST_SCAN_MS);
-	set_knob("khugepaged/scan_sleep_millisecs", ms);
+	rothp_thp_set_checked("khugepaged/scan_sleep_millisecs", ms);
 	t0 = rothp_now();
 	secs = textproc_wait_huge(&tp, t0, PERCENT, ALLOC_SLEEP_MS + HUGE_MS, POLL_MS, &hw);
 	ksft_print_msg("%s: %ld of %ld blocks PMD-mapped after %.2f s\n", c->name, hw.blocks,
 		       hw.eligible, secs);
 	rothp_report(c, 2, NULL, secs >= 0);
 	rothp_report(c, 3, NULL, !rothp_prompt_settle(&before, &after, IDLE_MS, c->name));
-	set_knob("khugepaged/scan_sleep_millisecs", "10000");
-	set_knob("enabled", "madvise");
+	rothp_thp_set_checked("khugepaged/scan_sleep_millisecs", "10000");
+	rothp_thp_set_checked("enabled", "madvise");
 	textproc_finish_case(c, &tp);
 }
 
@@ -461,16 +419,14 @@ int main(int argc, char **argv)
 
 	if (rothp_thp_save())
 		ksft_exit_fail_msg("cannot save THP settings\n");
-	fpa_save();
 	if (!skip && rothp_prompt_save(NULL))
 		ksft_exit_fail_msg("cannot read %s: %s\n", ROTHP_PROMPT_KNOB, strerror(errno));
-	atexit(disarm_task);
 
-	set_knob("enabled", "madvise");
+	rothp_thp_set_checked("enabled", "madvise");
 	if (rothp_thp_khugepaged_defaults())
 		ksft_exit_fail_msg("cannot set khugepaged's default tunables\n");
 	snprintf(ms, sizeof(ms), "%d", ALLOC_SLEEP_MS);
-	set_knob("khugepaged/alloc_sleep_millisecs", ms);
+	rothp_thp_set_checked("khugepaged/alloc_sleep_millisecs", ms);
 	ksft_print_msg("THP enabled=madvise, khugepaged: 10 s scan sleep, %d ms alloc sleep\n",
 		       ALLOC_SLEEP_MS);
 
@@ -479,8 +435,6 @@ int main(int argc, char **argv)
 		/* Let a back-off end before the next case. */
 		usleep(ALLOC_SLEEP_MS * 1000);
 	}
-	disarm_task();
-	rothp_file_restore();
 	rothp_thp_restore();
 	ksft_finished();
 }

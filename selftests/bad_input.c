@@ -918,6 +918,9 @@ static void test_knobs(void)
 
 	if (rothp_thp_save())
 		ksft_exit_fail_msg("cannot save the THP settings\n");
+	/* Restored with the THP knobs: a write the kernel took wrongly does not last. */
+	if (!prompt_skip && rothp_prompt_save(NULL))
+		ksft_exit_fail_msg("cannot read %s: %s\n", ROTHP_PROMPT_KNOB, strerror(errno));
 	if (elf_align && rothp_sysctl_save(ELF_ALIGN_SYSCTL))
 		ksft_exit_fail_msg("cannot save %s\n", ELF_ALIGN_SYSCTL);
 	for (i = 0; i < ARRAY_SIZE(knob_writes); i++) {

@@ -425,8 +425,7 @@ static void test_textprog(const struct rothp_case *c, const char *prog, long *el
 	rothp_report(c, 9, NULL, run_ok);
 
 	/* The reasons, on the same process. */
-	if (rothp_thp_set_str("enabled", "madvise"))
-		ksft_exit_fail_msg("cannot set THP enabled=madvise\n");
+	rothp_thp_set_checked("enabled", "madvise");
 	status_line(tp.pid, needle, line, sizeof(line), &r);
 	tool_free(&r);
 	if (json_has(line, "reasons", "no_madvise") && strstr(line, "\"vm_hugepage\": false")) {
@@ -444,8 +443,7 @@ static void test_textprog(const struct rothp_case *c, const char *prog, long *el
 		rothp_report(c, 10, NULL, false);
 	}
 
-	if (rothp_thp_set_str("enabled", "never"))
-		ksft_exit_fail_msg("cannot set THP enabled=never\n");
+	rothp_thp_set_checked("enabled", "never");
 	status_line(tp.pid, needle, line, sizeof(line), &r);
 	tool_free(&r);
 	rothp_report(c, 11, NULL, json_has(line, "reasons", "thp_never"));

@@ -82,11 +82,6 @@ typedef int (*stub_fn)(void);
 static char prog[PATH_MAX];
 static const char *dir;
 static const char *skip;	/* why to skip the checks of the series, or NULL */
-static void set_enabled(const char *mode)
-{
-	if (rothp_thp_set_str("enabled", mode))
-		ksft_exit_fail_msg("cannot set THP enabled=%s\n", mode);
-}
 
 /*
  * Start textprog with small folios in the page cache, fault all its text in
@@ -307,7 +302,7 @@ static void test_never(const struct rothp_case *c)
 	int rc, ret = -1;
 
 	prompt_snap(&before, "never");
-	set_enabled("never");
+	rothp_thp_set_checked("enabled", "never");
 	start_text(&tp, "never");
 	rc = textproc_hugepage(&tp, "never", &t0);
 	if (!skip) {
@@ -319,16 +314,16 @@ static void test_never(const struct rothp_case *c)
 	rothp_report(c, 0, skip, !rc && queued == 0 && pending == 0);
 
 	/* Queue one with enabled=madvise, then switch to never at once. */
-	set_enabled("madvise");
+	rothp_thp_set_checked("enabled", "madvise");
 	rc = textproc_hugepage(&tp, "never", &t0);
-	set_enabled("never");
+	rothp_thp_set_checked("enabled", "never");
 	if (!skip) {
 		ms = rothp_prompt_wait_idle(NEVER_MS, &pending);
 		ksft_print_msg("never: %ld requests queued; pending %ld %.2f s after enabled=never\n",
 			       queued_since(&before), pending, rothp_now() - t0);
 	}
 	rothp_report(c, 1, skip, !rc && ms >= 0);
-	set_enabled("madvise");
+	rothp_thp_set_checked("enabled", "madvise");
 	if (!skip)
 		ret = rothp_prompt_settle(&before, &after, IDLE_MS, "never");
 	rothp_report(c, 2, skip, ret == 0);
@@ -965,7 +960,7 @@ int main(int argc, char **argv)
 			ksft_exit_fail_msg("cannot set prompt_collapse=1\n");
 	}
 	/* Before the neighbour: a write to scan_sleep_millisecs wakes khugepaged. */
-	set_enabled("madvise");
+	rothp_thp_set_checked("enabled", "madvise");
 	if (rothp_thp_khugepaged_defaults())
 		ksft_exit_fail_msg("cannot set khugepaged's default tunables\n");
 	ksft_print_msg("THP enabled=madvise, khugepaged defaults: 4096 pages a pass, 10 s sleeps\n");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Helpers of the benchmarks: failing, and the page cache read afresh. */
+/* Helpers of the benchmarks: failing, the page cache read afresh, THP knobs. */
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,6 +7,7 @@
 
 #include "util_bench.h"
 #include "util_cache.h"
+#include "util_settings.h"
 
 void rothp_bench_fail(const char *fmt, ...)
 {
@@ -27,4 +28,10 @@ void rothp_bench_fresh_cache(const char *path)
 
 	if (rothp_fresh_cache(path, why, sizeof(why)))
 		rothp_bench_fail("%s", why);
+}
+
+void rothp_bench_thp_set(const char *knob, const char *val)
+{
+	if (rothp_thp_set_str(knob, val))
+		rothp_bench_fail("cannot set THP %s=%s", knob, val);
 }

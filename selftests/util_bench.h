@@ -10,5 +10,7 @@
 void rothp_bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* rothp_fresh_cache(), or fail. */
 void rothp_bench_fresh_cache(const char *path);
+/* rothp_thp_set_str(), or fail: the benchmarks' rothp_thp_set_checked(). */
+void rothp_bench_thp_set(const char *knob, const char *val);
 
 #endif /* __ROTHP_UTIL_BENCH_H */

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Settings saved and restored: one table of every knob a test changes, the
- * THP sysfs knobs, the prompt collapse switch, sysctls, other files and
- * trace events. A save pushes a knob's path and value; each kind's restore
- * pops its own, the last saved first; what is left is restored at exit and
- * on SIGINT/SIGTERM, with rothp_scratch_copy()'s files removed.
+ * THP sysfs knobs, the prompt collapse switch, sysctls, fault injection
+ * knobs and trace events. A save pushes a knob's path and value; each
+ * kind's restore pops its own, the last saved first; what is left is
+ * restored at exit and on SIGINT/SIGTERM, with rothp_scratch_copy()'s files
+ * removed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,8 +21,8 @@
 
 #define SYSCTL_DIR		"/proc/sys/"
 /*
- * Room for the THP knobs, the prompt collapse switch, a few sysctls and
- * files, and a few trace events.
+ * Room for the THP knobs, the prompt collapse switch, a few sysctls, a
+ * fault injection capability's knobs and a few trace events.
  */
 #define NR_SAVED		32
 #define NR_SYSCTL_SAVED		4
@@ -43,7 +44,7 @@ static const char * const thp_knobs[] = {
 enum knob_kind {
 	KNOB_SYSCTL,	/* rothp_sysctl_restore() */
 	KNOB_THP,	/* rothp_thp_restore() */
-	KNOB_FILE,	/* rothp_file_restore() */
+	KNOB_FAULT,	/* rothp_fault_restore() */
 	KNOB_TRACE,	/* rothp_trace_restore() */
 };
 
@@ -78,25 +79,30 @@ static void knob_push(const char *path, const char *val, enum knob_kind kind)
 	rothp_restore_at_exit();
 }
 
-/* Write back the saved knobs of one kind, the last saved first, and forget them. */
-static void knobs_restore(enum knob_kind kind)
+/*
+ * Write back the saved knobs of one kind, the last saved first, and forget
+ * them: 0, or -1 if one could not be written (said).
+ */
+static int knobs_restore(enum knob_kind kind)
 {
-	int i;
+	int i, ret = 0;
 
 	for (i = nr_saved - 1; i >= 0; i--) {
 		if (!saved[i].path[0] || saved[i].kind != kind)
 			continue;
-		rothp_write_text(saved[i].path, saved[i].val);
+		if (rothp_write_text(saved[i].path, saved[i].val))
+			ret = -1;
 		saved[i].path[0] = '\0';
 	}
 	while (nr_saved > 0 && !saved[nr_saved - 1].path[0])
 		nr_saved = nr_saved - 1;
+	return ret;
 }
 
 /* Everything saved is restored at exit and on SIGINT/SIGTERM. */
 static void restore_all(void)
 {
-	rothp_file_restore();
+	rothp_fault_restore();
 	rothp_trace_restore();
 	rothp_sysctl_restore();
 	rothp_thp_restore();
@@ -166,7 +172,7 @@ int rothp_sysctl_save(const char *name)
 /* Restore the saved sysctls, the last saved first. */
 void rothp_sysctl_restore(void)
 {
-	knobs_restore(false);
+	knobs_restore(KNOB_SYSCTL);
 }
 
 /* Room for the knob at path, or -1 with errno ENOSPC (said). */
@@ -180,29 +186,44 @@ static int knob_room(const char *path)
 }
 
 /*
- * Save the first line of any other file a test writes (a debugfs knob);
- * it is restored by rothp_file_restore(), at exit and on SIGINT/SIGTERM,
- * the last saved first.
+ * Save the knobs in their order: rothp_fault_restore() writes them back in
+ * the reverse one, as exit and SIGINT/SIGTERM do, so that the knob armed
+ * last, the probability, goes back first. 0, or -1 (said), with what was
+ * saved before the failure still saved.
  */
-int rothp_file_save(const char *path)
+int rothp_fault_save(const struct rothp_fault_knob *knobs, size_t n)
 {
 	char val[64];
+	size_t i;
 
-	if (nr_saved >= NR_SAVED || strlen(path) >= sizeof(saved[0].path)) {
-		ksft_print_msg("cannot save %s: no room\n", path);
-		return -1;
+	for (i = 0; i < n; i++) {
+		if (knob_room(knobs[i].path))
+			return -1;
+		if (rothp_read_line(knobs[i].path, val, sizeof(val))) {
+			ksft_print_msg("cannot read %s: %s\n", knobs[i].path, strerror(errno));
+			return -1;
+		}
+		knob_push(knobs[i].path, val, KNOB_FAULT);
 	}
-	if (rothp_read_line(path, val, sizeof(val))) {
-		ksft_print_msg("cannot read %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	knob_push(path, val, KNOB_FILE);
 	return 0;
 }
 
-void rothp_file_restore(void)
+/* Write the knobs' values, in their order, skipping NULL ones: 0, or -1 (said). */
+int rothp_fault_set(const struct rothp_fault_knob *knobs, size_t n)
 {
-	knobs_restore(KNOB_FILE);
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (knobs[i].val && rothp_write_text(knobs[i].path, knobs[i].val))
+			return -1;
+	}
+	return 0;
+}
+
+/* Put the fault injection knobs back: 0, or -1 if one could not be (said). */
+int rothp_fault_restore(void)
+{
+	return knobs_restore(KNOB_FAULT);
 }
 
 /*
@@ -318,7 +339,7 @@ int rothp_prompt_save(long *on)
 /* Restore the saved THP knobs and prompt collapse switch. */
 void rothp_thp_restore(void)
 {
-	knobs_restore(true);
+	knobs_restore(KNOB_THP);
 }
 
 /*

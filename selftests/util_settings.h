@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Settings a test changes and must put back: the THP sysfs knobs, the
- * prompt collapse switch, sysctls, other files' values and trace events,
+ * prompt collapse switch, sysctls, fault injection knobs and trace events,
  * saved in one table and restored, the last saved first, by the test or at
  * exit and on SIGINT/SIGTERM.
  */
@@ -16,9 +16,21 @@ int rothp_sysctl_write(const char *name, long val);
 int rothp_sysctl_save(const char *name);
 void rothp_sysctl_restore(void);
 
-/* Any other file's first line, e.g. a debugfs knob. */
-int rothp_file_save(const char *path);
-void rothp_file_restore(void);
+/*
+ * Fault injection (Documentation/fault-injection/fault-injection.rst): the
+ * debugfs knobs of one capability and the make-it-fail of the task it is
+ * to fail, each with the value the test gives it, in a table in the order
+ * they are written. Saved in that order, they are restored in the reverse
+ * one.
+ */
+struct rothp_fault_knob {
+	const char *path;
+	const char *val;	/* written by rothp_fault_set(), unless NULL */
+};
+
+int rothp_fault_save(const struct rothp_fault_knob *knobs, size_t n);
+int rothp_fault_set(const struct rothp_fault_knob *knobs, size_t n);
+int rothp_fault_restore(void);
 
 /* A tracefs enable file, for rothp_trace_event_on() (util_trace.h). */
 int rothp_trace_save(const char *path);
@@ -31,6 +43,18 @@ int rothp_thp_save(void);
 /* The prompt collapse switch too, when saved: -1 (ENOENT) without one. */
 int rothp_prompt_save(long *on);
 void rothp_thp_restore(void);
+
+/*
+ * rothp_thp_set_str(), or exit failing: a macro, so that the totals it
+ * prints are the test's (see rothp_result()). Benchmarks have
+ * rothp_bench_thp_set().
+ */
+#define rothp_thp_set_checked(knob, val) do {				\
+	const char *__knob = (knob), *__val = (val);			\
+									\
+	if (rothp_thp_set_str(__knob, __val))				\
+		ksft_exit_fail_msg("cannot set THP %s=%s\n", __knob, __val);	\
+} while (0)
 
 /* khugepaged's tunables: 100 ms sleeps, or its defaults (10 s and 60 s). */
 int rothp_thp_khugepaged_fast(void);

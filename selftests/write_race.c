@@ -721,10 +721,7 @@ static void race_case(const struct wr_case *c)
  * the probability first. The cache filter names radix_tree_node, whose
  * constructor keeps it from being merged with another cache.
  */
-static const struct {
-	const char *path;
-	const char *val;
-} failslab_knobs[] = {
+static const struct rothp_fault_knob failslab_knobs[] = {
 	{ SLAB_FILTER, "1" },
 	{ FAILSLAB "task-filter", "Y" },
 	{ FAILSLAB "cache-filter", "Y" },
@@ -734,29 +731,30 @@ static const struct {
 	{ FAILSLAB "interval", "1" },
 	{ FAILSLAB "times", "1" },
 	{ FAILSLAB "probability", "100" },
+	{ MAKE_IT_FAIL, NULL },		/* saved; make_it_fail() sets it around a write */
 };
 
-#define NR_SAVED_KNOBS	(ARRAY_SIZE(failslab_knobs) + 1)	/* and make-it-fail */
+#define NR_KNOBS	ARRAY_SIZE(failslab_knobs)
 
-static char saved_val[NR_SAVED_KNOBS][64];
+static char saved_val[NR_KNOBS][64];
 static int mif_fd = -1;		/* MAKE_IT_FAIL, open for write */
 static sigjmp_buf bus_env;
 
-static const char *saved_path(size_t i)
-{
-	return i < ARRAY_SIZE(failslab_knobs) ? failslab_knobs[i].path : MAKE_IT_FAIL;
-}
-
-/* Save every knob: restored by rothp_file_restore(), at exit and on signals. */
+/*
+ * Save every knob, restored by rothp_fault_restore(), at exit and on
+ * signals; what they read, for failslab_restored().
+ */
 static void failslab_save(void)
 {
 	size_t i;
 
-	for (i = 0; i < NR_SAVED_KNOBS; i++) {
-		if (rothp_read_line(saved_path(i), saved_val[i], sizeof(saved_val[i])) ||
-		    rothp_file_save(saved_path(i)))
-			ksft_exit_fail_msg("cannot save %s: %s\n", saved_path(i), strerror(errno));
+	for (i = 0; i < NR_KNOBS; i++) {
+		if (rothp_read_line(failslab_knobs[i].path, saved_val[i], sizeof(saved_val[i])))
+			ksft_exit_fail_msg("cannot read %s: %s\n", failslab_knobs[i].path,
+					   strerror(errno));
 	}
+	if (rothp_fault_save(failslab_knobs, NR_KNOBS))
+		ksft_exit_fail_msg("cannot save the failslab knobs\n");
 }
 
 /* Do the knobs read as saved? Says which does not. */
@@ -766,10 +764,11 @@ static bool failslab_restored(void)
 	bool same = true;
 	size_t i;
 
-	for (i = 0; i < NR_SAVED_KNOBS; i++) {
-		if (rothp_read_line(saved_path(i), val, sizeof(val)) || strcmp(val, saved_val[i])) {
-			ksft_print_msg("nomem: %s reads '%s', was '%s'\n", saved_path(i), val,
-				       saved_val[i]);
+	for (i = 0; i < NR_KNOBS; i++) {
+		if (rothp_read_line(failslab_knobs[i].path, val, sizeof(val)) ||
+		    strcmp(val, saved_val[i])) {
+			ksft_print_msg("nomem: %s reads '%s', was '%s'\n", failslab_knobs[i].path,
+				       val, saved_val[i]);
 			same = false;
 		}
 	}
@@ -779,12 +778,8 @@ static bool failslab_restored(void)
 /* One radix_tree_node allocation of a task with make-it-fail will fail. */
 static void failslab_arm(void)
 {
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(failslab_knobs); i++) {
-		if (rothp_write_text(failslab_knobs[i].path, failslab_knobs[i].val))
-			ksft_exit_fail_msg("cannot arm failslab\n");
-	}
+	if (rothp_fault_set(failslab_knobs, NR_KNOBS))
+		ksft_exit_fail_msg("cannot arm failslab\n");
 }
 
 static void make_it_fail(bool on)
@@ -798,13 +793,6 @@ static void failslab_disarm(void)
 	make_it_fail(false);
 	if (rothp_write_text(FAILSLAB "probability", "0"))
 		ksft_exit_fail_msg("cannot disarm failslab\n");
-}
-
-/* At exit, before the saved knobs are restored. */
-static void disarm_at_exit(void)
-{
-	if (mif_fd >= 0 && write(mif_fd, "0", 1) != 1)
-		fprintf(stderr, "%s: %s\n", MAKE_IT_FAIL, strerror(errno));
 }
 
 static void on_sigbus(int sig)
@@ -1022,7 +1010,6 @@ static void case_nomem(const struct wr_case *c)
 	mif_fd = open(MAKE_IT_FAIL, O_WRONLY);
 	if (mif_fd < 0)
 		ksft_exit_fail_msg("%s: %s\n", MAKE_IT_FAIL, strerror(errno));
-	atexit(disarm_at_exit);
 	if (posix_memalign(&buf, PAGE, PAGE))
 		ksft_exit_fail_msg("posix_memalign: %s\n", strerror(errno));
 	/*
@@ -1038,10 +1025,9 @@ static void case_nomem(const struct wr_case *c)
 		nomem_write(fd, wfd, p, way, buf, skip_series);
 	close(wfd);
 
-	disarm_at_exit();
 	close(mif_fd);
 	mif_fd = -1;
-	rothp_file_restore();
+	rothp_fault_restore();
 	rothp_report(rc, 1, NULL, disk_matches(rc->name, fd, p));
 	rothp_report(rc, 2, NULL, failslab_restored());
 	free(buf);
