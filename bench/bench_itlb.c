@@ -149,24 +149,11 @@ static long pmd_map(pid_t pid, unsigned long start, long nr, char *map)
 /* One field of /proc/PID/smaps_rollup ("Pss", "Rss", ...), in bytes; -1. */
 static long rothp_rollup_field(pid_t pid, const char *field)
 {
-	char *line = NULL, path[64];
-	size_t cap = 0;
-	long kb, ret = -1;
-	FILE *fp;
+	char path[64];
+	long kb;
 
 	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
-	fp = fopen(path, "r");
-	if (!fp)
-		return -1;
-	while (getline(&line, &cap, fp) > 0) {
-		if (!rothp_field_value(line, field, &kb)) {
-			ret = kb * 1024;
-			break;
-		}
-	}
-	free(line);
-	fclose(fp);
-	return ret;
+	return rothp_field_read(path, field, ':', &kb) ? -1 : kb * 1024;
 }
 
 /* A "# progress: " line, which boot.sh shows on the console. */

@@ -32,7 +32,7 @@
 
 #define PROG		"pieprog"
 #define RUNS		32
-#define KNOB		"fs/elf_text_thp_align"
+#define KNOB		ROTHP_ELF_ALIGN_SYSCTL
 
 /*
  * Start path once; count the whole 2 MiB-aligned blocks of virtual memory

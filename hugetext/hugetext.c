@@ -48,17 +48,8 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
+#include "compat.h"
 #include "kinfo.h"
-
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE		25
-#endif
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open		434
-#endif
-#ifndef __NR_process_madvise
-#define __NR_process_madvise	440
-#endif
 
 /* PAGEMAP_SCAN (Linux 6.7), as include/uapi/linux/fs.h defines it. */
 #define HT_PAGE_IS_PRESENT	0x08
@@ -529,22 +520,13 @@ fail:
 /* "THP_enabled: 0" in /proc/PID/status: the prctl(PR_SET_THP_DISABLE) state. */
 static int read_thp_disabled(pid_t pid)
 {
-	char path[PATH_MAX], line[256];
-	int ret = -1;
-	FILE *fp;
+	char path[PATH_MAX];
 	long v;
 
-	fp = fopen(sys_path(path, sizeof(path), "/proc/%d/status", (int)pid), "r");
-	if (!fp)
+	if (rothp_field_read(sys_path(path, sizeof(path), "/proc/%d/status", (int)pid),
+			     "THP_enabled", ':', &v))
 		return -1;
-	while (fgets(line, sizeof(line), fp)) {
-		if (!rothp_field_value(line, "THP_enabled", &v)) {
-			ret = !v;
-			break;
-		}
-	}
-	fclose(fp);
-	return ret;
+	return !v;
 }
 
 /*

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kinfo: the kernel's configuration, and the lines of /proc/PID/maps,
- * smaps and status, for hugetext and the test library alike (kinfo.h).
+ * kinfo: the kernel's configuration, the lines of /proc/PID/maps, smaps
+ * and status, and the fields of /proc files, for hugetext and the test
+ * library alike (kinfo.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -143,6 +144,16 @@ int rothp_vma_parse(const char *line, struct rothp_vma *vma)
 	return 0;
 }
 
+/* The number of a line "NAME<sep>N...": 0 with *val set, or -1. */
+static int field_parse(const char *line, const char *name, char sep, long *val)
+{
+	size_t len = strlen(name);
+
+	if (strncmp(line, name, len) || line[len] != sep || sscanf(line + len + 1, "%ld", val) != 1)
+		return -1;
+	return 0;
+}
+
 /*
  * The number of a line "NAME: N" or "NAME: N kB", as smaps, smaps_rollup
  * and status print them (in kB where they say so): 0 with *val set, or
@@ -150,11 +161,39 @@ int rothp_vma_parse(const char *line, struct rothp_vma *vma)
  */
 int rothp_field_value(const char *line, const char *name, long *val)
 {
-	size_t len = strlen(name);
+	return field_parse(line, name, ':', val);
+}
 
-	if (strncmp(line, name, len) || line[len] != ':' || sscanf(line + len + 1, "%ld", val) != 1)
+/*
+ * The number of the first line of the file at path that is name's: "NAME:
+ * N" where sep is ':' (smaps_rollup, status, meminfo), "NAME N" where it is
+ * ' ' (vmstat). 0 with *val set, or -1 with errno set, ENOENT when no line
+ * is name's. Whole lines, however long, so that the rest of a long line
+ * is never taken for one.
+ */
+int rothp_field_read(const char *path, const char *name, char sep, long *val)
+{
+	int ret = -1, err = ENOENT;
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *fp;
+
+	fp = fopen(path, "r");
+	if (!fp)
 		return -1;
-	return 0;
+	while (getline(&line, &cap, fp) > 0) {
+		if (!field_parse(line, name, sep, val)) {
+			ret = 0;
+			break;
+		}
+	}
+	if (ret && ferror(fp))
+		err = errno;	/* a read failed: the line may be there */
+	free(line);
+	fclose(fp);
+	if (ret)
+		errno = err;
+	return ret;
 }
 
 /*

@@ -2,8 +2,9 @@
 /*
  * kinfo: what the kernel says of itself and of a process, read one way for
  * hugetext, which users install, and for the test library: the kernel's
- * configuration, and the lines of /proc/PID/maps, smaps and status. Plain
- * C and libc, no kselftest.h, so that the static hugetext links it.
+ * configuration, the lines of /proc/PID/maps, smaps and status, and a
+ * "NAME: N" field of a /proc file. Plain C and libc, no kselftest.h, so
+ * that the static hugetext links it.
  */
 #ifndef __ROTHP_KINFO_H
 #define __ROTHP_KINFO_H
@@ -50,6 +51,7 @@ struct rothp_vma {
 
 int rothp_vma_parse(const char *line, struct rothp_vma *vma);
 int rothp_field_value(const char *line, const char *name, long *val);
+int rothp_field_read(const char *path, const char *name, char sep, long *val);
 bool rothp_vmflag(const char *line, const char *flag);
 
 #endif /* __ROTHP_KINFO_H */

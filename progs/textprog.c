@@ -188,14 +188,7 @@ static int collapse(int *err)
 	return rothp_madv_collapse((void *)start, end - start, err);
 }
 
-static int hugepage(int *err)
-{
-	int rc = madvise((void *)text.start, text.end - text.start, MADV_HUGEPAGE);
-
-	*err = rc ? errno : 0;
-	return rc;
-}
-
+/* madvise() of the whole text with advice: its result, *err its errno or 0. */
 static int madv(int advice, int *err)
 {
 	int rc = madvise((void *)text.start, text.end - text.start, advice);
@@ -346,7 +339,7 @@ static int serve(void)
 			rc = collapse(&err);
 			printf("collapse %d %d\n", rc, err);
 		} else if (!strcmp(line, "hugepage")) {
-			rc = hugepage(&err);
+			rc = madv(MADV_HUGEPAGE, &err);
 			printf("hugepage %d %d\n", rc, err);
 		} else if (!strcmp(line, "nohuge")) {
 			rc = madv(MADV_NOHUGEPAGE, &err);
@@ -463,7 +456,7 @@ static int demo(int timeout_s)
 	printf(FIELD "%ld kB\n", "huge-mapped before (FilePmdMapped)", before / 1024);
 
 	t0 = rothp_now();
-	rc = hugepage(&err);
+	rc = madv(MADV_HUGEPAGE, &err);
 	took = rothp_now() - t0;
 	if (rc)
 		printf(FIELD "failed: %s\n", "madvise(MADV_HUGEPAGE)", strerror(err));
@@ -517,7 +510,7 @@ int main(int argc, char **argv)
 	if (!strcmp(action, "collapse")) {
 		rc = collapse(&err);
 	} else if (!strcmp(action, "hugepage")) {
-		rc = hugepage(&err);
+		rc = madv(MADV_HUGEPAGE, &err);
 	} else if (strcmp(action, "none")) {
 		usage(argv[0]);
 		return 2;

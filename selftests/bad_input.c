@@ -63,15 +63,10 @@
 #ifndef __NR_memfd_secret
 #define __NR_memfd_secret	447
 #endif
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT		21
-#endif
 
 #define PMD			ROTHP_PMD_SIZE
 #define PUD_SIZE		(1UL << 30)
 #define NOBODY			65534
-#define THP_DIR			"/sys/kernel/mm/transparent_hugepage/"
-#define ELF_ALIGN_SYSCTL	"fs/elf_text_thp_align"
 #define NO_ELF_ALIGN		"kernel lacks fs.elf_text_thp_align (baseline 6.12)"
 #define MEMFD_LEN		(2 * PMD)
 
@@ -515,7 +510,7 @@ static void test_special_files(const struct rothp_case *c)
 	close(fd);
 
 	/* sysfs: a text attribute has no mmap (kernfs_fop_mmap()). */
-	fd = open(THP_DIR "enabled", O_RDONLY);
+	fd = open(ROTHP_THP_SYSFS "enabled", O_RDONLY);
 	p = mmap(NULL, ROTHP_PAGE_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
 	err = p == MAP_FAILED ? errno : 0;
 	report(c, 4, p == MAP_FAILED ? -1 : 0, err, 0, ENODEV,
@@ -851,8 +846,8 @@ struct knob_write {
 	const char *skip_name;
 };
 
-#define PROMPT_PATH		THP_DIR ROTHP_PROMPT_KNOB
-#define ELF_ALIGN_PATH		"/proc/sys/" ELF_ALIGN_SYSCTL
+#define PROMPT_PATH		(ROTHP_THP_SYSFS ROTHP_PROMPT_KNOB)
+#define ELF_ALIGN_PATH		(ROTHP_SYSCTL_DIR ROTHP_ELF_ALIGN_SYSCTL)
 
 static const struct knob_write knob_writes[] = {
 	{ PROMPT_PATH, "prompt_collapse", "2", EINVAL, true, KNOB_SERIES, NULL },
@@ -870,11 +865,11 @@ static const struct knob_write knob_writes[] = {
 	 * 0444: kernfs_fop_open() refuses write opens of a file with no write
 	 * permission, even for root (sysfs has KERNFS_ROOT_EXTRA_OPEN_PERM_CHECK).
 	 */
-	{ THP_DIR ROTHP_PROMPT_PENDING, "prompt_collapse_pending", "0", EACCES, false,
+	{ ROTHP_THP_SYSFS ROTHP_PROMPT_PENDING, "prompt_collapse_pending", "0", EACCES, false,
 	  KNOB_SERIES, "open for write" },
-	{ THP_DIR "khugepaged/pages_to_scan", "khugepaged/pages_to_scan", "0", EINVAL, true,
+	{ ROTHP_THP_SYSFS "khugepaged/pages_to_scan", "khugepaged/pages_to_scan", "0", EINVAL, true,
 	  KNOB_ANY, NULL },
-	{ THP_DIR "enabled", "enabled", "sometimes", EINVAL, true, KNOB_ANY, NULL },
+	{ ROTHP_THP_SYSFS "enabled", "enabled", "sometimes", EINVAL, true, KNOB_ANY, NULL },
 	{ ELF_ALIGN_PATH, "fs.elf_text_thp_align", "2", EINVAL, true, KNOB_ELF_ALIGN, NULL },
 	{ ELF_ALIGN_PATH, "fs.elf_text_thp_align", "-1", EINVAL, true, KNOB_ELF_ALIGN, NULL },
 	{ ELF_ALIGN_PATH, "fs.elf_text_thp_align", "abc", EINVAL, true, KNOB_ELF_ALIGN, NULL },
@@ -921,8 +916,8 @@ static void test_knobs(void)
 	/* Restored with the THP knobs: a write the kernel took wrongly does not last. */
 	if (!prompt_skip && rothp_prompt_save(NULL))
 		ksft_exit_fail_msg("cannot read %s: %s\n", ROTHP_PROMPT_KNOB, strerror(errno));
-	if (elf_align && rothp_sysctl_save(ELF_ALIGN_SYSCTL))
-		ksft_exit_fail_msg("cannot save %s\n", ELF_ALIGN_SYSCTL);
+	if (elf_align && rothp_sysctl_save(ROTHP_ELF_ALIGN_SYSCTL))
+		ksft_exit_fail_msg("cannot save %s\n", ROTHP_ELF_ALIGN_SYSCTL);
 	for (i = 0; i < ARRAY_SIZE(knob_writes); i++) {
 		skip = NULL;
 		if (knob_writes[i].need == KNOB_SERIES)

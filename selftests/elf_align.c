@@ -45,7 +45,7 @@
 #include "kselftest.h"
 #include "rothp_util.h"
 
-#define KNOB		"fs/elf_text_thp_align"
+#define KNOB		ROTHP_ELF_ALIGN_SYSCTL
 #define RUNS		12
 /* RUNS load biases with 19 random bits or more: this many must differ. */
 #define MIN_DISTINCT	10
@@ -271,9 +271,9 @@ static void test_knob_off(const struct rothp_case *c, const struct placement *df
 	const struct placement *pl = dflt;
 
 	if (have_knob) {
-		if (!rothp_sysctl_write(KNOB, 0))
+		if (!rothp_write_text(ROTHP_SYSCTL_DIR KNOB, "0"))
 			sample(PIE, &off);
-		if (rothp_sysctl_write(KNOB, 1))
+		if (rothp_write_text(ROTHP_SYSCTL_DIR KNOB, "1"))
 			ksft_exit_fail_msg("cannot set %s back to 1\n", KNOB);
 		pl = &off;
 	} else {
@@ -419,7 +419,7 @@ static void knob_init(const struct rothp_case *c)
 	rothp_report(c, 0, on < 0 ? "the kernel's configuration cannot be read" : NULL,
 		     val == (on > 0), val);
 	ksft_print_msg("%s is %ld, set to 1 for the test\n", KNOB, val);
-	if (rothp_sysctl_save(KNOB) || rothp_sysctl_write(KNOB, 1))
+	if (rothp_sysctl_save(KNOB) || rothp_write_text(ROTHP_SYSCTL_DIR KNOB, "1"))
 		ksft_exit_fail_msg("cannot set %s to 1\n", KNOB);
 }
 

@@ -671,7 +671,7 @@ int main(int argc, char **argv)
 	if (rothp_drop_caches())
 		ksft_exit_fail_msg("drop_caches: %s\n", strerror(errno));
 	eligible = run_prog(pie, "run pieprog", &pmd, &exit_ok);
-	if (eligible == 0 && access("/proc/sys/fs/elf_text_thp_align", F_OK))
+	if (eligible == 0 && access(ROTHP_SYSCTL_DIR ROTHP_ELF_ALIGN_SYSCTL, F_OK))
 		no_align = "no fs.elf_text_thp_align: 6.12 without the series loads a PIE at a 4 KiB-granular bias";
 	rothp_report(&cases[PIE], 1, no_align,
 		     eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE && exit_ok);

@@ -52,15 +52,10 @@
 #include "kselftest.h"
 #include "rothp_util.h"
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT		21
-#endif
-
 #define PMD			ROTHP_PMD_SIZE
 #define NOBODY			65534
 #define PROBE_STUB		1000	/* in the second 2 MiB block of stubs */
 #define UPROBE_NAME		"rothp_sec/stub"
-#define THP_DIR			"/sys/kernel/mm/transparent_hugepage/"
 
 static char prog[PATH_MAX];
 static const char *dir;
@@ -502,11 +497,11 @@ static void unpriv_child(int out, pid_t target, const struct iovec *iov)
 	r.err[3] = r.rc[3] < 0 ? errno : 0;
 	if (!r.rc[3])
 		ptrace(PTRACE_DETACH, target, 0, 0);
-	r.rc[4] = open_wr(THP_DIR ROTHP_PROMPT_KNOB);
+	r.rc[4] = open_wr(ROTHP_THP_SYSFS ROTHP_PROMPT_KNOB);
 	r.err[4] = r.rc[4] < 0 ? errno : 0;
 	r.rc[5] = open_wr("/proc/sys/vm/drop_caches");
 	r.err[5] = r.rc[5] < 0 ? errno : 0;
-	r.rc[6] = open_wr(THP_DIR "enabled");
+	r.rc[6] = open_wr(ROTHP_THP_SYSFS "enabled");
 	r.err[6] = r.rc[6] < 0 ? errno : 0;
 	if (write(out, &r, sizeof(r)) != sizeof(r))
 		_exit(3);

@@ -61,10 +61,6 @@
 #include "kselftest.h"
 #include "rothp_util.h"
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT		21
-#endif
-
 #define DEFAULT_SECONDS		60
 /* How long the workers get to finish after the deadline. */
 #define GRACE_SECONDS		300

@@ -19,6 +19,9 @@
 #include "util_core.h"
 #include "util_maps.h"
 
+/* Generous per-reply limit: the guest is TCG, maybe with a KASAN kernel. */
+#define REPLY_TIMEOUT_MS	(180 * 1000)
+
 /* Read one reply line from textprog, waiting at most timeout_ms. */
 static int textproc_read_line(struct textproc *tp, char *buf, size_t len, long timeout_ms)
 {
@@ -78,7 +81,7 @@ int textproc_start(struct textproc *tp, const char *path, const char *action)
 	tp->out = fdopen(from_child[0], "r");
 	if (!tp->in || !tp->out)
 		goto fail;
-	if (textproc_read_line(tp, line, sizeof(line), ROTHP_REPLY_TIMEOUT_MS))
+	if (textproc_read_line(tp, line, sizeof(line), REPLY_TIMEOUT_MS))
 		goto fail;
 	if (sscanf(line, "ready %lx %lx %d %d", &tp->start, &tp->end, &tp->action_rc,
 		   &tp->action_errno) != 4) {
@@ -100,7 +103,7 @@ int textproc_cmd(struct textproc *tp, const char *cmd, char *reply, size_t len)
 		ksft_print_msg("textprog %d: cannot send '%s'\n", (int)tp->pid, cmd);
 		return -1;
 	}
-	if (textproc_read_line(tp, reply, len, ROTHP_REPLY_TIMEOUT_MS))
+	if (textproc_read_line(tp, reply, len, REPLY_TIMEOUT_MS))
 		return -1;
 	if (strncmp(reply, cmd, clen) || (reply[clen] != ' ' && reply[clen])) {
 		ksft_print_msg("textprog %d: '%s' got reply '%s'\n", (int)tp->pid, cmd, reply);

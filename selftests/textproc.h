@@ -12,9 +12,6 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-/* Generous per-reply limit: the guest is TCG, maybe with a KASAN kernel. */
-#define ROTHP_REPLY_TIMEOUT_MS	(180 * 1000)
-
 /* A running textprog, talked to over two pipes. */
 struct textproc {
 	pid_t pid;

@@ -174,44 +174,18 @@ const char *rothp_fs_name(const char *path, int *large_folios)
 }
 
 /*
- * The number after "name<sep>" on a line of a /proc file: 0 with *val set,
- * or -1 with errno ENOENT if there is no such line.
- */
-static int proc_field(const char *path, const char *name, char sep, long *val)
-{
-	size_t nlen = strlen(name);
-	char line[256];
-	int ret = -1;
-	FILE *fp;
-
-	fp = fopen(path, "r");
-	if (!fp)
-		return -1;
-	errno = ENOENT;
-	while (fgets(line, sizeof(line), fp)) {
-		if (!strncmp(line, name, nlen) && line[nlen] == sep &&
-		    sscanf(line + nlen + 1, "%ld", val) == 1) {
-			ret = 0;
-			break;
-		}
-	}
-	fclose(fp);
-	return ret;
-}
-
-/*
  * Read a /proc/vmstat counter: 0 with *val set, or -1 with errno ENOENT if
  * this kernel has no such counter.
  */
 int rothp_vmstat(const char *name, long *val)
 {
-	return proc_field("/proc/vmstat", name, ' ', val);
+	return rothp_field_read("/proc/vmstat", name, ' ', val);
 }
 
 /* A /proc/meminfo field in kB: 0 with *kb set, -1 if there is none. */
 int rothp_meminfo(const char *name, long *kb)
 {
-	return proc_field("/proc/meminfo", name, ':', kb);
+	return rothp_field_read("/proc/meminfo", name, ':', kb);
 }
 
 /* Sort n doubles in place, ascending. */

@@ -13,24 +13,17 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#ifndef MADV_HUGEPAGE
-#define MADV_HUGEPAGE 14
-#endif
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
+#include "compat.h"	/* MADV_COLLAPSE and the __NR_* numbers, hugetext's too */
 
-/* x86-64 numbers, for C libraries that do not define them yet. */
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open		434
+#ifndef MADV_HUGEPAGE
+#define MADV_HUGEPAGE		14
 #endif
-#ifndef __NR_process_madvise
-#define __NR_process_madvise	440
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT		21
 #endif
 
 #define ROTHP_PAGE_SIZE		4096UL
 #define ROTHP_PMD_SIZE		(2UL << 20)
-#define ROTHP_PMD_MASK		(~(ROTHP_PMD_SIZE - 1))
 #define ROTHP_ALIGN_UP(x, a)	(((x) + (a) - 1) & ~((a) - 1))
 #define ROTHP_ALIGN_DOWN(x, a)	((x) & ~((a) - 1))
 

@@ -16,6 +16,9 @@
 #include "util_core.h"
 #include "util_maps.h"
 
+/* How long rothp_madv_collapse() retries an MADV_COLLAPSE failing with EAGAIN. */
+#define COLLAPSE_RETRY_S	5.0
+
 static FILE *open_proc(pid_t pid, const char *name)
 {
 	char path[64];
@@ -148,7 +151,7 @@ long rothp_pmd_blocks(unsigned long start, unsigned long end)
  */
 int rothp_madv_collapse(void *addr, size_t len, int *err)
 {
-	double end = rothp_now() + ROTHP_COLLAPSE_RETRY_S;
+	double end = rothp_now() + COLLAPSE_RETRY_S;
 	int rc, tries = 0;
 
 	/*

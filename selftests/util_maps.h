@@ -18,8 +18,6 @@ long rothp_file_pmd_mapped(pid_t pid, unsigned long addr);
 long rothp_vma_eligible_blocks(const struct rothp_vma *vma);
 long rothp_pmd_blocks(unsigned long start, unsigned long end);
 
-/* How long rothp_madv_collapse() retries an MADV_COLLAPSE failing with EAGAIN. */
-#define ROTHP_COLLAPSE_RETRY_S 5.0
 int rothp_madv_collapse(void *addr, size_t len, int *err);
 int rothp_collapse_mapping(const char *who, char *p, size_t len, int *err, long *pmd);
 void *rothp_map_aligned(int fd, size_t len, off_t offset, size_t misalign, int prot);

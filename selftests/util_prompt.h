@@ -15,13 +15,12 @@ struct textproc;
 
 /*
  * Under the THP sysfs directory: the switch ("1" or "0") and the number of
- * requests queued now, at most ROTHP_PROMPT_QUEUE_MAX. Baseline 6.12 has
+ * requests queued now (the series keeps at most 128). Baseline 6.12 has
  * neither, nor the four vmstat counters. rothp_prompt_save() (in
  * util_settings.h) saves the switch with the THP knobs.
  */
 #define ROTHP_PROMPT_KNOB	"khugepaged/prompt_collapse"
 #define ROTHP_PROMPT_PENDING	"khugepaged/prompt_collapse_pending"
-#define ROTHP_PROMPT_QUEUE_MAX	128
 #define ROTHP_NO_PROMPT		"kernel lacks prompt_collapse (baseline 6.12)"
 
 /* /proc/vmstat thp_prompt_collapse_{queued,served,failed,dropped}. */

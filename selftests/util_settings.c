@@ -19,7 +19,6 @@
 #include "util_prompt.h"
 #include "util_settings.h"
 
-#define SYSCTL_DIR		"/proc/sys/"
 /*
  * Room for the THP knobs, the prompt collapse switch, a few sysctls, a
  * fault injection capability's knobs and a few trace events.
@@ -136,17 +135,8 @@ int rothp_sysctl_read(const char *name, long *val)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
+	snprintf(path, sizeof(path), ROTHP_SYSCTL_DIR "%s", name);
 	return rothp_read_long(path, val);
-}
-
-int rothp_sysctl_write(const char *name, long val)
-{
-	char path[PATH_MAX], buf[32];
-
-	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
-	snprintf(buf, sizeof(buf), "%ld", val);
-	return rothp_write_text(path, buf);
 }
 
 /* Save a numeric sysctl; it is restored at exit and on SIGINT/SIGTERM. */
@@ -160,10 +150,10 @@ int rothp_sysctl_save(const char *name)
 		return -1;
 	}
 	if (rothp_sysctl_read(name, &v)) {
-		ksft_print_msg("cannot read %s%s: %s\n", SYSCTL_DIR, name, strerror(errno));
+		ksft_print_msg("cannot read %s%s: %s\n", ROTHP_SYSCTL_DIR, name, strerror(errno));
 		return -1;
 	}
-	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
+	snprintf(path, sizeof(path), ROTHP_SYSCTL_DIR "%s", name);
 	snprintf(val, sizeof(val), "%ld", v);
 	knob_push(path, val, KNOB_SYSCTL);
 	return 0;

@@ -10,9 +10,11 @@
 
 #include <stddef.h>
 
-/* sysctls under /proc/sys, e.g. "fs/elf_text_thp_align". */
+/* sysctls, named relative to ROTHP_SYSCTL_DIR. */
+#define ROTHP_SYSCTL_DIR	"/proc/sys/"
+/* The series' switch for the 2 MiB-aligned load bias of PIEs; 6.12 has none. */
+#define ROTHP_ELF_ALIGN_SYSCTL	"fs/elf_text_thp_align"
 int rothp_sysctl_read(const char *name, long *val);
-int rothp_sysctl_write(const char *name, long val);
 int rothp_sysctl_save(const char *name);
 void rothp_sysctl_restore(void);
 
