@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kselftest.h"
 #include "util_core.h"
@@ -98,9 +99,19 @@ static int knobs_restore(enum knob_kind kind)
 	return ret;
 }
 
-/* Everything saved is restored at exit and on SIGINT/SIGTERM. */
+/* The process that registered the restore: only it puts settings back. */
+static pid_t restore_owner;
+
+/*
+ * Everything saved is restored at exit and on SIGINT/SIGTERM, by the
+ * process that saved it: a forked child that exits, or is interrupted
+ * with its parent, must not put the knobs back under a parent that is
+ * still using them (failslab armed, THP "always").
+ */
 static void restore_all(void)
 {
+	if (getpid() != restore_owner)
+		return;
 	rothp_fault_restore();
 	rothp_trace_restore();
 	rothp_sysctl_restore();
@@ -123,6 +134,7 @@ void rothp_restore_at_exit(void)
 	if (registered)
 		return;
 	registered = true;
+	restore_owner = getpid();
 	atexit(restore_all);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = restore_signal;
