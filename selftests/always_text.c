@@ -1,29 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * always_text <dir>: with THP "always", a real program run again and again,
- * each run short-lived, gets its text into 2 MiB page cache folios within
- * seconds, and each new process of it maps them with PMDs. The program is
+ * always_text <dir>: with THP "always", a real program starts with its text
+ * PMD-mapped, run after run, from a cold page cache on. The program is
  * gcc's cc1 (<dir>/gcc/cc1, its libraries in <dir>/gcc/lib, put there by
  * image.sh): ~20 MiB of text, 2 MiB-congruent, with whole 2 MiB blocks.
  *
- * cc1 compiles a generated C file, read from a pipe, to assembly on
- * another pipe, in a new process each run, with khugepaged's default
- * tunables. After each run a probe counts the eligible blocks of cc1's text
- * that are cached (touched by the runs) and those that are one PMD-sized
- * folio (rothp_cache_blocks(): mincore(), pagemap and kpageflags through a
- * mapping khugepaged cannot use, so looking changes nothing).
+ * With the series, under THP "always" the mmap() of an executable file
+ * mapping hints it, and binfmt_elf maps a program's text so at execve():
+ * before the call returns to user space, the calling task collapses each
+ * aligned 2 MiB block of it, reading in what is not cached, and maps it
+ * with a PMD. cc1 compiles a generated C file, read from a pipe, to
+ * assembly on another pipe, in a new process each run, traced: its exec
+ * stops it (PTRACE_O_TRACEEXEC), then PTRACE_SYSCALL stops it at the end
+ * of execve() and at the entry of its first system call, which the
+ * dynamic loader makes after a few instructions of its own, before any of
+ * cc1's text has run: that is "at its start", the return from execve()
+ * and its work done. The test reads the smaps of its text there, then
+ * lets it go. (Ptrace stops, not signals: a signal pending on the return
+ * from execve(), such as the SIGTRAP plain PTRACE_TRACEME sends or a
+ * single-step trap, stops the hint before it starts, and the series then
+ * leaves the text to khugepaged.)
  *
  * Checks: every run exits 0 with the assembly of a reference run made with
- * THP "never"; on the patched kernel, at least HUGE_PERCENT% of the touched
- * blocks are huge within BOUND_S seconds, a new cc1 process maps its text
- * with PMDs, and every prompt collapse request is accounted for. The runs
- * start from a cold page cache, so the first one reads cc1 from the disk,
- * which under TCG alone takes seconds: the bound counts from its end (its
- * start is printed too). Collapse may start during it, so that is generous
- * by at most one run's time, which is printed. Baseline
- * 6.12, which has no prompt collapse (khugepaged reaches a short-lived
- * process, if at all, in its periodic scan), skips those, printing what it
- * measured.
+ * THP "never"; with prompt_collapse=0 cc1 starts with none of its text
+ * PMD-mapped (6.12's behaviour); with 1, from a cold page cache and in
+ * every run after, it starts with every eligible block of its text
+ * PMD-mapped; mmap(PROT_READ | PROT_EXEC) of a copy of textprog cached in
+ * small folios returns with it PMD-mapped, while neither that nor
+ * mmap(PROT_READ) reads anything in of it when it is not in the page cache
+ * (only execve() reads text in, an mmap() collapses what max_ptes_none
+ * allows, as khugepaged would). Baseline 6.12, which has no prompt
+ * collapse (a
+ * short-lived process gets huge text only if khugepaged's periodic scan
+ * reaches it), skips what needs it, printing what it measured, and checks
+ * the rest.
  *
  * The results are named in the table below: the plan is its size.
  */
@@ -35,6 +45,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -42,14 +54,10 @@
 #include "rothp_util.h"
 
 #define NR_FUNCS	6	/* functions in the generated source */
-#define HUGE_PERCENT	95
-#define BOUND_S		10	/* seconds after the first run: see below */
-#define LIMIT_S		30	/* runs stop then, to say how long it took */
-#define POST_RUNS	2	/* runs made after the text became huge */
+#define RUNS		3	/* with prompt collapse, the first from a cold cache */
 #define MAX_BLOCKS	64
-#define ALIVE_TIMEOUT_MS	(60 * 1000)
-#define SETTLE_TIMEOUT_MS	(60 * 1000)
 #define ERR_PATH	"/tmp/always_text.err"
+#define COPY_NAME	"always_text.copy"
 
 static char cc1[PATH_MAX], libdir[PATH_MAX], ld_path[PATH_MAX + 32];
 static char *src;
@@ -61,6 +69,10 @@ struct cc1_proc {
 	int in;			/* its stdin */
 	int out;		/* its stdout */
 	double start;
+	long eligible;		/* eligible blocks of its text; -1 if unknown */
+	long first_pmd;		/* FilePmdMapped of its text at its first system call */
+	int early_status;	/* from waitpid(), when it ended while traced */
+	bool reaped;		/* ... which it did */
 };
 
 /* What one run gave. */
@@ -113,11 +125,106 @@ static void make_source(void)
 }
 
 /*
+ * cc1's text VMA in pid's maps: the executable mapping of cc1 itself. 0,
+ * or -1 when there is none (yet).
+ */
+static int cc1_text(pid_t pid, struct rothp_vma *vma)
+{
+	char path[64], line[PATH_MAX + 128];
+	FILE *fp;
+	int ret = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fp = fopen(path, "r");
+	while (fp && ret && fgets(line, sizeof(line), fp)) {
+		if (rothp_vma_parse(line, vma))
+			continue;
+		if (vma->perms[2] == 'x' && !strcmp(vma->path, cc1))
+			ret = 0;
+	}
+	if (fp)
+		fclose(fp);
+	return ret;
+}
+
+/* waitpid() for c, through EINTR: 0, or -1 (said). */
+static int cc1_wait(struct cc1_proc *c, int *status)
+{
+	while (waitpid(c->pid, status, 0) < 0) {
+		if (errno != EINTR) {
+			ksft_print_msg("waitpid %d: %s\n", (int)c->pid, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The new cc1 stopped itself (SIGSTOP) after PTRACE_TRACEME: have its exec
+ * stop it (PTRACE_O_TRACEEXEC), then stop it at the end of execve() and at
+ * the entry of its first system call (PTRACE_SYSCALL: ptrace stops, no
+ * signal), read how much of its text is PMD-mapped there, and detach,
+ * which lets it run. A cc1 that ends on the way keeps its status for
+ * cc1_finish().
+ */
+static void cc1_first_syscall(struct cc1_proc *c)
+{
+	const int syscall_stop = SIGTRAP | 0x80;	/* PTRACE_O_TRACESYSGOOD */
+	const long opts = PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
+	struct rothp_vma vma;
+	int status, step;
+	bool go;
+
+	c->eligible = -1;
+	c->first_pmd = -1;
+	if (cc1_wait(c, &status))
+		return;
+	for (step = 0;; step++) {
+		if (!WIFSTOPPED(status)) {
+			/* It never got to run cc1: cc1_finish() says why. */
+			c->early_status = status;
+			c->reaped = true;
+			return;
+		}
+		switch (step) {
+		case 0:		/* its own SIGSTOP */
+			go = WSTOPSIG(status) == SIGSTOP &&
+			     !ptrace(PTRACE_SETOPTIONS, c->pid, 0, opts) &&
+			     !ptrace(PTRACE_CONT, c->pid, 0, 0);
+			break;
+		case 1:		/* the exec */
+			go = status >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8)) &&
+			     !ptrace(PTRACE_SYSCALL, c->pid, 0, 0);
+			break;
+		case 2:		/* the end of execve() */
+			go = WSTOPSIG(status) == syscall_stop &&
+			     !ptrace(PTRACE_SYSCALL, c->pid, 0, 0);
+			break;
+		default:	/* the entry of its first system call */
+			go = false;
+			if (WSTOPSIG(status) == syscall_stop && !cc1_text(c->pid, &vma)) {
+				c->eligible = rothp_vma_eligible_blocks(&vma);
+				c->first_pmd = rothp_file_pmd_mapped(c->pid, vma.start);
+			}
+			break;
+		}
+		if (!go || cc1_wait(c, &status))
+			break;
+	}
+	if (c->first_pmd < 0)
+		ksft_print_msg("cc1 %d: step %d, stop status %#x: its text not looked at\n",
+			       (int)c->pid, step, status);
+	if (ptrace(PTRACE_DETACH, c->pid, 0, 0))
+		ksft_print_msg("cc1 %d: PTRACE_DETACH: %s\n", (int)c->pid, strerror(errno));
+}
+
+/*
  * Start "cc1 -quiet -nostdinc -O2 -o - -" with pipes on its stdin and
- * stdout, its stderr to ERR_PATH. -nostdinc: the guest has no headers, and
- * without it cc1 fails looking for stdc-predef.h. The kernel loads cc1 (its
- * PT_INTERP is the loader the initramfs has); the libraries come from
- * <dir>/gcc/lib.
+ * stdout, its stderr to ERR_PATH, and look at its text at its start
+ * (cc1_first_syscall()). -nostdinc: the guest has no
+ * headers, and without it cc1 fails looking for stdc-predef.h. The kernel
+ * loads cc1 (its PT_INTERP is the loader the initramfs has); the libraries
+ * come from <dir>/gcc/lib.
  */
 static int cc1_start(struct cc1_proc *c)
 {
@@ -125,6 +232,7 @@ static int cc1_start(struct cc1_proc *c)
 	char *envp[] = { ld_path, NULL };
 	int in[2], out[2], err;
 
+	memset(c, 0, sizeof(*c));
 	if (pipe2(in, O_CLOEXEC))
 		return -1;
 	if (pipe2(out, O_CLOEXEC)) {
@@ -140,6 +248,8 @@ static int cc1_start(struct cc1_proc *c)
 		if (dup2(in[0], STDIN_FILENO) < 0 || dup2(out[1], STDOUT_FILENO) < 0 ||
 		    err < 0 || dup2(err, STDERR_FILENO) < 0)
 			_exit(126);
+		if (ptrace(PTRACE_TRACEME, 0, 0, 0) || raise(SIGSTOP))
+			_exit(125);
 		execve(cc1, argv, envp);
 		_exit(127);
 	}
@@ -153,6 +263,7 @@ static int cc1_start(struct cc1_proc *c)
 		close(c->out);
 		return -1;
 	}
+	cc1_first_syscall(c);
 	return 0;
 }
 
@@ -196,7 +307,9 @@ static int cc1_finish(struct cc1_proc *c, struct cc1_result *r)
 		r->len += n;
 	}
 	close(c->out);
-	if (waitpid(c->pid, &r->status, 0) != c->pid) {
+	if (c->reaped) {
+		r->status = c->early_status;
+	} else if (waitpid(c->pid, &r->status, 0) != c->pid) {
 		ksft_print_msg("waitpid %d: %s\n", (int)c->pid, strerror(errno));
 		return -1;
 	}
@@ -211,13 +324,11 @@ static int cc1_finish(struct cc1_proc *c, struct cc1_result *r)
 	return ret;
 }
 
-static int cc1_run(struct cc1_result *r)
+static int cc1_run(struct cc1_proc *c, struct cc1_result *r)
 {
-	struct cc1_proc c;
-
-	if (cc1_start(&c))
+	if (cc1_start(c))
 		return -1;
-	return cc1_finish(&c, r);
+	return cc1_finish(c, r);
 }
 
 static bool cc1_ok(const struct cc1_result *r)
@@ -225,111 +336,90 @@ static bool cc1_ok(const struct cc1_result *r)
 	return WIFEXITED(r->status) && !WEXITSTATUS(r->status) && r->len > 0;
 }
 
-/* The eligible blocks of cc1's text: cached (touched) ones and huge ones. */
-struct probe {
-	int fd;
-	off_t first;		/* file offset of the first eligible block */
-	long nr;		/* eligible blocks */
-	int touched, huge;
-	struct rothp_cache_block blk[MAX_BLOCKS];
-};
-
-static void probe(struct probe *pb)
+/* Did c start with every eligible block of its text PMD-mapped? Said as who. */
+static bool first_all_pmd(const struct cc1_proc *c, const char *who)
 {
-	long i;
+	ksft_print_msg("%s: cc1 %d at its first system call: FilePmdMapped %ld kB of %ld eligible blocks\n",
+		       who, (int)c->pid, c->first_pmd >= 0 ? c->first_pmd / 1024 : -1, c->eligible);
+	return c->eligible > 0 && c->first_pmd == c->eligible * (long)ROTHP_PMD_SIZE;
+}
 
-	if (rothp_cache_blocks(pb->fd, pb->first, pb->nr, pb->blk))
-		ksft_exit_fail_msg("probing the page cache of %s: %s\n", cc1, strerror(errno));
-	pb->touched = 0;
-	pb->huge = 0;
-	for (i = 0; i < pb->nr; i++) {
-		pb->touched += pb->blk[i].resident > 0;
-		pb->huge += pb->blk[i].huge;
+/* Is r the reference's output? Said as who when not. */
+static bool same_output(const struct cc1_result *r, const struct cc1_result *ref, const char *who)
+{
+	if (cc1_ok(r) && r->hash == ref->hash && r->len == ref->len)
+		return true;
+	ksft_print_msg("%s: %zu bytes, hash %llx: not the reference output\n", who, r->len,
+		       (unsigned long long)r->hash);
+	return false;
+}
+
+/*
+ * The whole 2 MiB blocks of a copy of textprog, dropped from the page
+ * cache and, if small, read back in small folios, mapped under THP
+ * "always" with prot in this process: how much of it is PMD-mapped and
+ * cached when mmap() has returned. 0, or -1 (said).
+ */
+static int map_copy(const char *copy, bool small, int prot, long *pmd_blocks, long *resident,
+		    long *nblk)
+{
+	char why[PATH_MAX + 64];
+	struct stat st;
+	size_t len;
+	char *p;
+	int fd;
+
+	if (rothp_fresh_cache(small ? copy : NULL, why, sizeof(why))) {
+		ksft_print_msg("%s\n", why);
+		return -1;
 	}
-}
-
-static void print_blocks(const struct probe *pb, const char *who)
-{
-	char line[MAX_BLOCKS * 12 + 1];
-	size_t off = 0;
-	long i;
-
-	for (i = 0; i < pb->nr; i++)
-		off += snprintf(line + off, sizeof(line) - off, " %d%s", pb->blk[i].resident,
-				pb->blk[i].huge ? "H" : "");
-	ksft_print_msg("%s: cached pages per block (H: one 2 MiB folio):%s\n", who, line);
-}
-
-static bool enough(const struct probe *pb)
-{
-	return pb->touched > 0 && pb->huge * 100 >= HUGE_PERCENT * pb->touched;
-}
-
-/* The cc1 kept alive on a pipe: its text VMA and how much of it is PMD-mapped. */
-struct alive {
-	pid_t pid;
-	unsigned long addr;	/* in its text */
-	long pmd;		/* FilePmdMapped, bytes; -1 while not cc1 yet */
-	bool waiting;		/* blocked reading its stdin */
-};
-
-/* Blocked in read(0, ...)? /proc/PID/syscall starts with "0 0x0 " then. */
-static bool reading_stdin(pid_t pid)
-{
-	char path[64], buf[128];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
+	fd = open(copy, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st)) {
+		ksft_print_msg("%s: %s\n", copy, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*nblk = st.st_size / ROTHP_PMD_SIZE;
+	len = *nblk * ROTHP_PMD_SIZE;
+	p = rothp_map_aligned(fd, len, 0, 0, prot);
+	if (p == MAP_FAILED) {
+		ksft_print_msg("mmap %s: %s\n", copy, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	*pmd_blocks = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	if (*pmd_blocks > 0)
+		*pmd_blocks /= (long)ROTHP_PMD_SIZE;
+	rothp_cache_huge(copy, 0, *nblk, resident);
+	munmap(p, len);
 	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return !strncmp(buf, "0 0x0 ", 6);
-}
-
-static bool alive_settled(void *arg)
-{
-	struct alive *a = arg;
-	struct rothp_vma vma;
-
-	a->pmd = -1;
-	if (rothp_find_vma(a->pid, a->addr, &vma) || strcmp(vma.path, cc1))
-		return false;	/* not exec()ed yet */
-	a->waiting = reading_stdin(a->pid);
-	a->pmd = rothp_file_pmd_mapped(a->pid, a->addr);
-	return a->waiting;
+	return 0;
 }
 
 static const char *const always_results[] = {
 	"cc1 has 2 MiB-congruent text with eligible 2 MiB blocks",
 	"reference run with THP never exits 0 with assembly",
+	"prompt_collapse=0, THP always: cc1 starts with none of its text PMD-mapped",
+	"THP always, cold page cache: each cc1 run starts with every eligible block PMD-mapped",
 	"every cc1 run exits 0 with the reference assembly",
-	"%d%% of the blocks cc1 touched are huge within %d s of the first run",
-	"a new cc1 process maps its text with PMDs (FilePmdMapped > 0)",
-	"the new cc1 process exits 0 with the reference assembly",
-	"prompt collapse requests were queued, and all served, failed or dropped",
+	"THP always: mmap(PROT_READ | PROT_EXEC) of a file cached small returns it PMD-mapped",
+	"THP always: mmap(PROT_READ | PROT_EXEC) of a file not in the page cache reads nothing in",
+	"THP always: mmap(PROT_READ) of a file not in the page cache reads nothing in",
 };
 
 static const struct rothp_case always = ROTHP_CASE(NULL, always_results);
 
 int main(int argc, char **argv)
 {
-	struct rothp_prompt_stat before, after;
 	struct cc1_result ref, r;
 	struct cc1_proc c;
 	struct rothp_elf elf;
-	struct probe pb = { .fd = -1 };
-	struct alive al;
-	char prog[PATH_MAX], why[128];
+	char prog[PATH_MAX], copy[PATH_MAX], who[32];
 	const char *dir, *skip;
-	int runs = 0, bad = 0, post = -1, settle = 0;
-	double t0, t, first_end = 0, met = -1, run_secs = 0;
-	bool blocks_ok, ref_ok, stat_ok, balanced = false;
+	long nblk = 0, pmd = -1, resident = -1, first_nr;
+	int runs = 0, bad = 0, i, ret;
+	bool blocks_ok, ref_ok, off_ok = false, all_ok = true;
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
 	ksft_set_plan(rothp_cases_plan(&always, 1));
@@ -346,112 +436,83 @@ int main(int argc, char **argv)
 	/* 1. Where cc1's eligible blocks are. */
 	if (rothp_elf_read(cc1, &elf))
 		ksft_exit_fail_msg("%s: not a 64-bit ELF with text: %s\n", cc1, strerror(errno));
-	pb.nr = rothp_elf_text_blocks(&elf);
-	pb.first = rothp_elf_text_block_offset(&elf);
+	first_nr = rothp_elf_text_blocks(&elf);
 	ksft_print_msg("cc1 text: vaddr %#lx offset %#lx size %#lx, %ld whole 2 MiB blocks from offset %#llx\n",
-		       elf.text_vaddr, elf.text_offset, elf.text_filesz, pb.nr,
-		       (unsigned long long)pb.first);
-	blocks_ok = rothp_elf_text_congruent(&elf) && pb.nr > 0 && pb.nr <= MAX_BLOCKS;
+		       elf.text_vaddr, elf.text_offset, elf.text_filesz, first_nr,
+		       (unsigned long long)rothp_elf_text_block_offset(&elf));
+	blocks_ok = rothp_elf_text_congruent(&elf) && first_nr > 0 && first_nr <= MAX_BLOCKS;
 	rothp_report(&always, 0, NULL, blocks_ok);
 	if (!blocks_ok)
 		ksft_exit_fail_msg("nothing to measure in %s\n", cc1);
-	pb.fd = open(cc1, O_RDONLY);
-	if (pb.fd < 0)
-		ksft_exit_fail_msg("%s: %s\n", cc1, strerror(errno));
 	make_source();
 	ksft_print_msg("source: %d functions, %zu bytes\n", NR_FUNCS, src_len);
 
 	/* 2. The reference: THP "never", so every page is a small folio. */
 	if (rothp_thp_save())
 		ksft_exit_fail_msg("cannot save the THP settings\n");
-	if (!skip) {
-		if (rothp_prompt_save(NULL))
-			ksft_exit_fail_msg("cannot read %s\n", ROTHP_PROMPT_KNOB);
-		if (rothp_prompt_set(0))
-			ksft_exit_fail_msg("cannot set %s\n", ROTHP_PROMPT_KNOB);
-	}
+	if (!skip && rothp_prompt_save(NULL))
+		ksft_exit_fail_msg("cannot read %s\n", ROTHP_PROMPT_KNOB);
 	if (rothp_thp_set_str("enabled", "never") || rothp_drop_caches())
 		ksft_exit_fail_msg("cannot set THP never and drop caches\n");
-	if (cc1_run(&ref))
+	if (cc1_run(&c, &ref))
 		ksft_exit_fail_msg("cannot run %s\n", cc1);
-	probe(&pb);
-	ksft_print_msg("reference (THP never): %.2f s, %zu bytes of assembly, hash %llx; %d blocks touched, %d huge\n",
-		       ref.secs, ref.len, (unsigned long long)ref.hash, pb.touched, pb.huge);
+	ksft_print_msg("reference (THP never): %.2f s, %zu bytes of assembly, hash %llx\n",
+		       ref.secs, ref.len, (unsigned long long)ref.hash);
 	ref_ok = cc1_ok(&ref);
 	rothp_report(&always, 1, NULL, ref_ok);
 	if (!ref_ok)
 		ksft_exit_fail_msg("cc1 does not run here: nothing to compare with\n");
 
-	/* 3. THP "always", default khugepaged, cold cache: run it again and again. */
-	if (rothp_thp_set_str("enabled", "always") || rothp_thp_khugepaged_defaults() ||
-	    (!skip && rothp_prompt_set(1)) || rothp_drop_caches())
+	/* 3. THP "always" without hints: 6.12's start, nothing huge yet. */
+	if (rothp_thp_set_str("enabled", "always") || rothp_thp_khugepaged_defaults())
 		ksft_exit_fail_msg("cannot set THP always with default khugepaged tunables\n");
-	stat_ok = !skip && !rothp_prompt_stat_read(&before);
-	t0 = rothp_now();
-	for (;;) {
-		if (cc1_run(&r))
+	if (!skip) {
+		if (rothp_prompt_set(0) || rothp_drop_caches())
+			ksft_exit_fail_msg("cannot set %s=0 and drop caches\n", ROTHP_PROMPT_KNOB);
+		if (cc1_run(&c, &r))
 			ksft_exit_fail_msg("cannot run %s\n", cc1);
-		if (!runs++)
-			first_end = rothp_now() - t0;
-		run_secs += r.secs;
-		if (!cc1_ok(&r) || r.hash != ref.hash || r.len != ref.len) {
-			ksft_print_msg("run %d: %zu bytes, hash %llx: not the reference output\n",
-				       runs, r.len, (unsigned long long)r.hash);
-			bad++;
-		}
-		probe(&pb);
-		t = rothp_now() - t0;
-		ksft_print_msg("run %d: %.2f s; at %.1f s %d of %ld eligible blocks touched, %d huge\n",
-			       runs, r.secs, t, pb.touched, pb.nr, pb.huge);
-		if (met < 0 && enough(&pb)) {
-			met = t;
-			post = 0;
-			print_blocks(&pb, "met");
-		} else if (post >= 0 && ++post >= POST_RUNS) {
-			break;
-		}
-		if (met < 0 && t - first_end >= LIMIT_S)
-			break;
+		runs++;
+		bad += !same_output(&r, &ref, "prompt_collapse=0");
+		ksft_print_msg("prompt_collapse=0: cc1 %d at its first system call: FilePmdMapped %ld kB, %ld eligible blocks\n",
+			       (int)c.pid, c.first_pmd >= 0 ? c.first_pmd / 1024 : -1, c.eligible);
+		off_ok = c.eligible > 0 && c.first_pmd == 0;
 	}
-	print_blocks(&pb, "last");
-	ksft_print_msg("%d runs in %.1f s, %.2f s each on average\n", runs, rothp_now() - t0,
-		       run_secs / runs);
-	if (met >= 0)
-		ksft_print_msg("%d%% of the touched blocks huge %.1f s after the first run started, %.1f s after it ended (bound %d s)\n",
-			       HUGE_PERCENT, met, met - first_end, BOUND_S);
-	else
-		ksft_print_msg("%.1f s after the first run ended (it took %.1f s) only %d of %d touched blocks huge (want %d%%)\n",
-			       rothp_now() - t0 - first_end, first_end, pb.huge, pb.touched,
-			       HUGE_PERCENT);
-	rothp_report(&always, 2, NULL, !bad);
-	rothp_report(&always, 3, skip, met >= 0 && met - first_end <= BOUND_S, HUGE_PERCENT,
-		     BOUND_S);
+	rothp_report(&always, 2, skip, off_ok);
 
-	/*
-	 * 4. A new cc1, kept waiting for its input: PMD-mapped text. Its smaps
-	 * is read once it waits, its start-up done.
-	 */
-	if (cc1_start(&c))
-		ksft_exit_fail_msg("cannot run %s\n", cc1);
-	al = (struct alive){ .pid = c.pid, .addr = elf.text_vaddr, .pmd = -1 };
-	rothp_wait_until(alive_settled, &al, ALIVE_TIMEOUT_MS, 50);
-	ksft_print_msg("new cc1 %d after %.1f s: FilePmdMapped %ld kB of its text, %s\n",
-		       (int)c.pid, rothp_now() - c.start, al.pmd > 0 ? al.pmd / 1024 : al.pmd,
-		       al.waiting ? "waiting for its input" : "timed out waiting for it to read");
-	if (cc1_finish(&c, &r))
-		ksft_exit_fail_msg("cannot finish %s\n", cc1);
-	rothp_report(&always, 4, skip, al.pmd > 0);
-	rothp_report(&always, 5, NULL, cc1_ok(&r) && r.hash == ref.hash && r.len == ref.len);
-
-	/* 5. Every request queued was served, failed or dropped. */
-	if (stat_ok) {
-		settle = rothp_prompt_settle(&before, &after, SETTLE_TIMEOUT_MS, "prompt collapse");
-		balanced = !settle && after.queued > before.queued;
+	/* 4. With hints, from a cold page cache: run it again and again. */
+	if ((!skip && rothp_prompt_set(1)) || rothp_drop_caches())
+		ksft_exit_fail_msg("cannot set %s=1 and drop caches\n", ROTHP_PROMPT_KNOB);
+	for (i = 0; i < RUNS; i++) {
+		snprintf(who, sizeof(who), "run %d", i + 1);
+		if (cc1_run(&c, &r))
+			ksft_exit_fail_msg("cannot run %s\n", cc1);
+		runs++;
+		bad += !same_output(&r, &ref, who);
+		all_ok &= first_all_pmd(&c, who);
+		ksft_print_msg("%s: %.2f s\n", who, r.secs);
 	}
-	snprintf(why, sizeof(why), "%s", skip ? skip : "cannot read the prompt collapse counters");
-	rothp_report(&always, 6, skip || !stat_ok ? why : NULL, balanced);
+	rothp_report(&always, 3, skip, all_ok);
+	ksft_print_msg("%d runs, %d with other output than the reference\n", runs, bad);
+	rothp_report(&always, 4, NULL, !bad);
 
-	close(pb.fd);
+	/* 5. The hint at mmap(): an executable mapping, then a read-only one. */
+	rothp_scratch_copy_checked(copy, prog, dir, COPY_NAME);
+	ret = map_copy(copy, true, PROT_READ | PROT_EXEC, &pmd, &resident, &nblk);
+	ksft_print_msg("mmap r-x: %ld of %ld blocks PMD-mapped when it returned, %ld pages cached\n",
+		       pmd, nblk, resident);
+	rothp_report(&always, 5, skip, !ret && nblk > 0 && pmd == nblk);
+	/* An mmap() is not an exec: it reads in nothing nobody touched. */
+	ret = map_copy(copy, false, PROT_READ | PROT_EXEC, &pmd, &resident, &nblk);
+	ksft_print_msg("mmap r-x, not cached: %ld of %ld blocks PMD-mapped when it returned, %ld pages cached\n",
+		       pmd, nblk, resident);
+	rothp_report(&always, 6, NULL, !ret && pmd == 0 && resident == 0);
+	ret = map_copy(copy, false, PROT_READ, &pmd, &resident, &nblk);
+	ksft_print_msg("mmap r--, not cached: %ld of %ld blocks PMD-mapped when it returned, %ld pages cached\n",
+		       pmd, nblk, resident);
+	rothp_report(&always, 7, NULL, !ret && pmd == 0 && resident == 0);
+	rothp_scratch_remove(copy);
+
+	rothp_thp_restore();
 	free(src);
 	ksft_finished();
 }

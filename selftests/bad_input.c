@@ -31,9 +31,11 @@
  *    proc_dointvec_minmax() with range 0..1: EINVAL outside it.
  *
  * Cases that need the series (prompt_collapse, elf_text_thp_align) are
- * skipped on a kernel without it, saying so. The one case whose result the
- * series changes (a range with no page table) expects 6.12's result where
- * the prompt_collapse knob is missing, the series' where it is there.
+ * skipped on a kernel without it, saying so. Where the series changes what
+ * a case leaves (a range with no page table; the blocks of an r-x mapping
+ * that reaches past the end of its file, which its hint maps), the case
+ * expects 6.12's result where the prompt_collapse knob is missing, the
+ * series' where it is there.
  *
  * Each test function's results are named in its table below, the knob
  * writes in theirs: the plan is their sum. A result's name is its table
@@ -420,6 +422,43 @@ static void test_deleted(const struct rothp_case *c, const char *dir, const char
 	munmap(p, file_len);
 }
 
+static const char *const past_eof_results[] = {
+	"MADV_HUGEPAGE, r-x mapping past the end of its file (series: blocks within PMD-mapped)",
+};
+
+/*
+ * An r-x mapping of four blocks over a file of two and a half, nothing of
+ * it cached: the series' hint reads in, collapses and maps the two whole
+ * blocks within the file, and leaves the one the end of the file cuts and
+ * the one past it; 6.12 only sets VM_HUGEPAGE. Neither touches anything
+ * past the end of the file, which would be SIGBUS to read.
+ */
+static void test_past_eof(const struct rothp_case *c, const char *dir, const char *src)
+{
+	bool series = !rothp_prompt_skip();
+	size_t size = 5 * PMD / 2, len = 4 * PMD;
+	char path[PATH_MAX], *p;
+	int fd, rc, err;
+	long pmd;
+
+	rothp_scratch_copy_checked(path, src, dir, "bad_input.short.tmp");
+	if (truncate(path, size))
+		ksft_exit_fail_msg("truncate %s: %s\n", path, strerror(errno));
+	fd = rothp_open_checked(path, O_RDONLY);
+	if (rothp_drop_caches())
+		ksft_exit_fail_msg("drop_caches: %s\n", strerror(errno));
+	p = rothp_map_text(fd, len);
+	rc = madv(p, len, MADV_HUGEPAGE, &err);
+	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	ksft_print_msg("past the end of the file: FilePmdMapped %ld kB after MADV_HUGEPAGE\n",
+		       pmd / 1024);
+	report(c, 0, rc, err, 0, 0, (!series || pmd == (long)(2 * PMD)) &&
+	       vma_flag(p, "hg") == 1 && !memcmp(p, file_buf, size));
+	munmap(p, len);
+	close(fd);
+	rothp_scratch_remove(path);
+}
+
 static const char *const special_results[] = {
 	"MADV_COLLAPSE, memfd (shmem): PMD-mapped",
 	"MADV_COLLAPSE, memfd_secret",
@@ -550,7 +589,8 @@ static const char *const pci_bar_results[] = {
  * A sysfs PCI BAR (resourceN) mapping: VM_IO | VM_PFNMAP, so VM_NO_KHUGEPAGED
  * (and a special huge VMA): MADV_COLLAPSE is refused with EINVAL. Its memory
  * is never read. MADV_HUGEPAGE only sets VM_HUGEPAGE; the series must not
- * queue such a VMA for prompt collapse (__khugepaged_queue_range()).
+ * hint such a VMA (it is neither executable nor a regular file's), and
+ * nothing of it is read.
  */
 static void test_pci_bar(const struct rothp_case *c)
 {
@@ -861,12 +901,6 @@ static const struct knob_write knob_writes[] = {
 	{ PROMPT_PATH, "prompt_collapse", "", 0, true, KNOB_SERIES, "empty write" },
 	/* What kstrtoul() accepts: the current value, newline-terminated. */
 	{ PROMPT_PATH, "prompt_collapse", NULL, 0, true, KNOB_SERIES, "its own value + newline" },
-	/*
-	 * 0444: kernfs_fop_open() refuses write opens of a file with no write
-	 * permission, even for root (sysfs has KERNFS_ROOT_EXTRA_OPEN_PERM_CHECK).
-	 */
-	{ ROTHP_THP_SYSFS ROTHP_PROMPT_PENDING, "prompt_collapse_pending", "0", EACCES, false,
-	  KNOB_SERIES, "open for write" },
 	{ ROTHP_THP_SYSFS "khugepaged/pages_to_scan", "khugepaged/pages_to_scan", "0", EINVAL, true,
 	  KNOB_ANY, NULL },
 	{ ROTHP_THP_SYSFS "enabled", "enabled", "sometimes", EINVAL, true, KNOB_ANY, NULL },
@@ -936,7 +970,10 @@ static const char *const end_results[] = {
 	"textprog still collapses, runs and exits",
 };
 
-enum { ARGS, NO_PAGE_TABLE, UNMAPPED, MAPPINGS, DELETED, SPECIAL, PCI_BAR, PROCESS_MADVISE, END };
+enum {
+	ARGS, NO_PAGE_TABLE, UNMAPPED, MAPPINGS, DELETED, PAST_EOF, SPECIAL, PCI_BAR,
+	PROCESS_MADVISE, END
+};
 
 /* In the order main() runs them; the knob writes come before END. */
 static const struct rothp_case cases[] = {
@@ -945,6 +982,7 @@ static const struct rothp_case cases[] = {
 	[UNMAPPED] = ROTHP_CASE(NULL, unmapped_results),
 	[MAPPINGS] = ROTHP_CASE(NULL, mappings_results),
 	[DELETED] = ROTHP_CASE(NULL, deleted_results),
+	[PAST_EOF] = ROTHP_CASE(NULL, past_eof_results),
 	[SPECIAL] = ROTHP_CASE(NULL, special_results),
 	[PCI_BAR] = ROTHP_CASE(NULL, pci_bar_results),
 	[PROCESS_MADVISE] = ROTHP_CASE(NULL, process_madvise_results),
@@ -986,6 +1024,7 @@ int main(int argc, char **argv)
 	test_unmapped(&cases[UNMAPPED], fd);
 	test_mappings(&cases[MAPPINGS], path, fd);
 	test_deleted(&cases[DELETED], dir, prog);
+	test_past_eof(&cases[PAST_EOF], dir, prog);
 	test_special_files(&cases[SPECIAL]);
 	test_pci_bar(&cases[PCI_BAR]);
 	test_process_madvise(&cases[PROCESS_MADVISE], dir, prog);

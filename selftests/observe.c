@@ -1,50 +1,103 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * observe <dir>: the vmstat counters and the tracepoints the series adds for
- * file text move when, and only when, they should:
+ * observe <dir>: what the series shows of itself for file text, its
+ * tracepoints and vmstat counters, and what it no longer has:
+ *   abi:   the prompt collapse queue is gone: no
+ *          khugepaged/prompt_collapse_pending file, no
+ *          thp_prompt_collapse_* counter in /proc/vmstat, no
+ *          mm_khugepaged_prompt_request nor mm_khugepaged_prompt_block
+ *          event (6.12 has none of them either, so this part runs on both
+ *          kernels);
  *   on:    prompt_collapse=1, THP "madvise", madvise(MADV_HUGEPAGE) of the
- *          text of a fresh copy: thp_prompt_collapse_queued and _served
- *          +1, _failed and _dropped +0; one "queued" and one "served"
- *          event for the file (named by its inode number), and one
- *          mm_khugepaged_prompt_block event per block of the request, each
- *          "succeeded";
- *   off:   the same madvise with prompt_collapse=0: no counter moves and
- *          no mm_khugepaged_prompt_request event names the file;
- *   split: the file, now huge in the page cache and no longer executed,
- *          opened O_RDONLY, then O_RDWR: nothing; then a pwrite() of one
- *          byte, unchanged, into each 2 MiB block: thp_file_split_on_write
- *          moves by the number of its huge folios (none on a file system
- *          with large folios, which keeps them), with one
- *          mm_file_thp_split_on_write event each, naming the file's inode,
- *          and thp_file_drop_on_write does not move.
- * 6.12 has neither the counters nor the events: every check skips there.
+ *          text of a fresh copy, faulted in small first: the text is
+ *          PMD-mapped when the call returns, and the trace holds one
+ *          mm_khugepaged_prompt_collapse event (the file's dev and ino, the
+ *          first block's address, nr and huge the blocks of the range,
+ *          source=madvise, result=succeeded) and, for the blocks, one
+ *          mm_khugepaged_collapse_file event each (its address,
+ *          result=succeeded), all from the task that called madvise(); a
+ *          repeated madvise() emits nothing; after MADV_NOHUGEPAGE,
+ *          MADV_HUGEPAGE hints again;
+ *   split: the first copy, now huge in the page cache and no longer
+ *          executed, opened O_RDONLY, then O_RDWR: nothing; then a
+ *          pwrite() of one byte, unchanged, into each 2 MiB block:
+ *          thp_file_split_on_write moves by the number of its huge folios
+ *          (none on a file system with large folios, which keeps them),
+ *          with one mm_file_thp_split_on_write event each, naming the
+ *          file's inode, and thp_file_drop_on_write does not move;
+ *   mmap:  THP "always": mmap(PROT_READ | PROT_EXEC) of another copy,
+ *          cached in small folios, returns with it PMD-mapped, its event
+ *          saying source=mmap; of the copy not in the page cache, it reads
+ *          nothing in (huge=0, result=exceed_none_pte); an mmap(PROT_READ)
+ *          of it emits nothing; textprog started from the copy under THP
+ *          "always" gets its text hinted at execve(): source=exec, every
+ *          block huge, from textprog;
+ *   off:   the same madvise with prompt_collapse=0 on a third copy:
+ *          nothing PMD-mapped, no prompt event names the file.
+ * The events are read as their formats print them, the prompt collapse
+ * one as "mm=%p, dev=%u:%u, ino=%lu, addr=%lx, nr=%lu, huge=%lu,
+ * source=%s, result=%s". 6.12 has neither the prompt collapse switch nor
+ * the events: every part but abi skips there, saying so.
  *
  * Each part's results are named in its table below: the plan is their sum.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "kselftest.h"
 #include "rothp_util.h"
 
 #define COPY_NAME	"observe.copy"
 #define OFF_NAME	"observe-off.copy"
-#define WAIT_MS		30000
-#define SETTLE_MS	10000
+#define MMAP_NAME	"observe-mmap.copy"
+#define MAX_EVENTS	1024
 
-static const char * const events[] = {
-	"mm_khugepaged_prompt_request",
-	"mm_khugepaged_prompt_block",
-	"mm_file_thp_split_on_write",
+/* The events this test switches on, in group huge_memory. */
+enum event { EV_PROMPT, EV_FILE, EV_SPLIT, NR_EVENTS };
+
+static const char * const events[NR_EVENTS] = {
+	[EV_PROMPT] = "mm_khugepaged_prompt_collapse",
+	[EV_FILE] = "mm_khugepaged_collapse_file",	/* 6.12's, per block */
+	[EV_SPLIT] = "mm_file_thp_split_on_write",
 };
 
-#define NR_EVENTS	ARRAY_SIZE(events)
+/* What the series had, and has no more. */
+#define PENDING_PATH	ROTHP_THP_SYSFS "khugepaged/prompt_collapse_pending"
+#define VMSTAT_PREFIX	"thp_prompt_collapse_"
+#define REQUEST_EVENT	"huge_memory/mm_khugepaged_prompt_request"
+#define BLOCK_EVENT	"huge_memory/mm_khugepaged_prompt_block"
+
+/* A file, as the prompt events name it. */
+struct file_id {
+	unsigned int major, minor;
+	unsigned long ino;
+	char name[64];		/* its base name, as mm_khugepaged_collapse_file has it */
+};
+
+/* One mm_khugepaged_prompt_collapse event, its fields as its format prints them. */
+struct prompt_ev {
+	int pid;		/* of the task it was emitted in */
+	struct file_id file;
+	unsigned long addr, nr, huge;
+	char source[16];
+	char result[40];
+};
+
+/* One mm_khugepaged_collapse_file event: a block collapse_file() did. */
+struct block_ev {
+	int pid;
+	unsigned long addr;
+	char result[40];
+};
 
 /*
  * Read a file whose size stat() does not tell (tracefs, procfs) to its end:
@@ -87,9 +140,14 @@ static char *read_stream(const char *path, size_t *len)
 	return buf;
 }
 
+/* Which of the events the kernel has; results that need one it lacks fail. */
+static bool have[NR_EVENTS];
+
 /*
- * Enable the three events, their state saved with the settings, which put
- * it back at exit; NULL or why not.
+ * Enable the events, their state saved with the settings, which put it
+ * back at exit; NULL, or why not when there is no tracefs. The switch
+ * exists, so the series is there: an event it lacks is said, and the
+ * results that need it fail rather than skip.
  */
 static const char *events_on(void)
 {
@@ -100,11 +158,12 @@ static const char *events_on(void)
 		return "no tracefs at " ROTHP_TRACEFS;
 	for (i = 0; i < NR_EVENTS; i++) {
 		snprintf(event, sizeof(event), "huge_memory/%s", events[i]);
-		if (!rothp_trace_event_on(event))
+		have[i] = !rothp_trace_event_on(event);
+		if (have[i])
 			continue;
-		if (errno == ENOENT)
-			return "kernel lacks the huge_memory prompt and split tracepoints (baseline 6.12)";
-		ksft_exit_fail_msg("cannot enable %s: %s\n", events[i], strerror(errno));
+		if (errno != ENOENT)
+			ksft_exit_fail_msg("cannot enable %s: %s\n", events[i], strerror(errno));
+		ksft_print_msg("the kernel has no %s event\n", event);
 	}
 	return NULL;
 }
@@ -149,122 +208,450 @@ static long trace_count(const char *ev, const char *s1, const char *s2)
 	return n;
 }
 
-static bool stat_equal(const struct rothp_prompt_stat *a, const struct rothp_prompt_stat *b)
+/*
+ * The task of a trace line, "<comm>-<pid>" and padding before the
+ * " [<cpu>]" column: its pid, or -1.
+ */
+static int line_pid(const char *line)
 {
-	return a->queued == b->queued && a->served == b->served &&
-	       a->failed == b->failed && a->dropped == b->dropped;
+	const char *cpu = strstr(line, " ["), *p = cpu, *digits;
+
+	if (!cpu)
+		return -1;
+	while (p > line && p[-1] == ' ')
+		p--;
+	digits = p;
+	while (p > line && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	if (p == digits || p == line || p[-1] != '-')
+		return -1;
+	return atoi(p);
 }
 
-static void print_delta(const char *who, const struct rothp_prompt_stat *a,
-			const struct rothp_prompt_stat *b)
+/* The fields of event ev in a trace line, after "<ev>: "; NULL if it is not one. */
+static const char *event_fields(const char *line, enum event ev)
 {
-	ksft_print_msg("%s: thp_prompt_collapse queued +%ld, served +%ld, failed +%ld, dropped +%ld\n",
-		       who, b->queued - a->queued, b->served - a->served,
-		       b->failed - a->failed, b->dropped - a->dropped);
+	char tag[128];
+	const char *f;
+
+	snprintf(tag, sizeof(tag), " %s: ", events[ev]);
+	f = strstr(line, tag);
+	return f ? f + strlen(tag) : NULL;
+}
+
+/*
+ * Parse an mm_khugepaged_prompt_collapse line: "mm=%p, dev=%u:%u, ino=%lu,
+ * addr=%lx, nr=%lu, huge=%lu, source=%s, result=%s". 0, or -1 when it
+ * does not read so.
+ */
+static int parse_prompt(const char *line, struct prompt_ev *e)
+{
+	const char *f = event_fields(line, EV_PROMPT);
+
+	memset(e, 0, sizeof(*e));
+	if (!f)
+		return -1;
+	e->pid = line_pid(line);
+	if (sscanf(f, "mm=%*[^,], dev=%u:%u, ino=%lu, addr=%lx, nr=%lu, huge=%lu, source=%15[^,], result=%39s",
+		   &e->file.major, &e->file.minor, &e->file.ino, &e->addr, &e->nr, &e->huge,
+		   e->source, e->result) != 8)
+		return -1;
+	return 0;
+}
+
+/*
+ * The mm_khugepaged_collapse_file event of a trace line, if it names the
+ * file name: "mm=%p, hpage_pfn=0x%lx, index=%ld, addr=%lx, is_shmem=%d,
+ * filename=%s, nr=%d, result=%s". 0, or -1 when it is not such a line.
+ */
+static int parse_block(const char *line, const char *name, struct block_ev *e)
+{
+	const char *f = event_fields(line, EV_FILE), *a, *n, *r;
+	size_t len = strlen(name);
+
+	memset(e, 0, sizeof(*e));
+	if (!f)
+		return -1;
+	a = strstr(f, " addr=");
+	n = strstr(f, " filename=");
+	r = strstr(f, " result=");
+	if (!a || !n || !r || strncmp(n + 10, name, len) || n[10 + len] != ',')
+		return -1;
+	e->pid = line_pid(line);
+	if (sscanf(a, " addr=%lx", &e->addr) != 1 || sscanf(r, " result=%39s", e->result) != 1)
+		return -1;
+	return 0;
+}
+
+/*
+ * The prompt events of the trace that name the file id: up to max of them
+ * in evs, their number returned. *bad counts the prompt event lines that do
+ * not read in their documented format, whatever file they name: the
+ * format is part of what is checked. The first few are said.
+ */
+static int prompt_events(const struct file_id *id, struct prompt_ev *evs, int max, int *bad)
+{
+	char *buf, *line, *next;
+	struct prompt_ev e;
+	size_t len;
+	int n = 0;
+
+	*bad = 0;
+	buf = read_stream(ROTHP_TRACEFS "trace", &len);
+	if (!buf)
+		ksft_exit_fail_msg("cannot read %strace: %s\n", ROTHP_TRACEFS, strerror(errno));
+	for (line = buf; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (line[0] == '#' || !event_fields(line, EV_PROMPT))
+			continue;
+		if (parse_prompt(line, &e)) {
+			if ((*bad)++ < 3)
+				ksft_print_msg("not in the documented format: %s\n", line);
+			continue;
+		}
+		if (e.file.major != id->major || e.file.minor != id->minor ||
+		    e.file.ino != id->ino)
+			continue;
+		if (n < max)
+			evs[n] = e;
+		n++;
+	}
+	free(buf);
+	return n < max ? n : max;
+}
+
+/* The mm_khugepaged_collapse_file events of the file named name: as prompt_events(). */
+static int block_events(const char *name, struct block_ev *evs, int max)
+{
+	char *buf, *line, *next;
+	struct block_ev e;
+	size_t len;
+	int n = 0;
+
+	buf = read_stream(ROTHP_TRACEFS "trace", &len);
+	if (!buf)
+		ksft_exit_fail_msg("cannot read %strace: %s\n", ROTHP_TRACEFS, strerror(errno));
+	for (line = buf; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (line[0] == '#' || parse_block(line, name, &e))
+			continue;
+		if (n < max)
+			evs[n] = e;
+		n++;
+	}
+	free(buf);
+	return n < max ? n : max;
+}
+
+/*
+ * The prompt events for file id, as prompt_events(); false when they
+ * cannot say anything: the event missing, or a line not in its format.
+ */
+static bool prompt_trace(const char *who, const struct file_id *id, struct prompt_ev *evs,
+			 int *n)
+{
+	int bad, i;
+
+	*n = prompt_events(id, evs, MAX_EVENTS, &bad);
+	if (bad)
+		ksft_print_msg("%s: %d prompt event lines not in their documented format\n", who,
+			       bad);
+	for (i = 0; i < *n; i++)
+		ksft_print_msg("%s: pid %d %s addr=%#lx nr=%lu huge=%lu source=%s result=%s\n",
+			       who, evs[i].pid, events[EV_PROMPT], evs[i].addr, evs[i].nr,
+			       evs[i].huge, evs[i].source, evs[i].result);
+	return have[EV_PROMPT] && !bad;
+}
+
+/* What one hint is to show: its range, who makes it, and what it ends with. */
+struct hint_want {
+	int pid;			/* -1: any task */
+	unsigned long start, end;	/* the hinted range */
+	long huge;			/* blocks left PMD-mapped; -1: all of them */
+	const char *source;		/* "madvise", "exec" or "mmap" */
+	const char *result;		/* of the last block that failed, or "succeeded" */
+};
+
+/*
+ * Is evs (n of them) one mm_khugepaged_prompt_collapse event of the hint
+ * w: the address of the range's first aligned block, nr its aligned
+ * blocks, huge as w says, w's source and result, from w's task (if w
+ * names one)? Says what differs, as who.
+ */
+static bool one_hint(const char *who, const struct prompt_ev *evs, int n,
+		     const struct hint_want *w)
+{
+	unsigned long first = ROTHP_ALIGN_UP(w->start, ROTHP_PMD_SIZE);
+	long nr = rothp_pmd_blocks(w->start, w->end);
+	long huge = w->huge < 0 ? nr : w->huge;
+	const struct prompt_ev *e = evs;
+
+	if (n != 1) {
+		ksft_print_msg("%s: %d prompt events for the file, want 1\n", who, n);
+		return false;
+	}
+	if (e->addr == first && (long)e->nr == nr && (long)e->huge == huge &&
+	    !strcmp(e->source, w->source) && !strcmp(e->result, w->result) &&
+	    (w->pid < 0 || e->pid == w->pid))
+		return true;
+	ksft_print_msg("%s: want pid %d addr=%#lx nr=%ld huge=%ld source=%s result=%s\n", who,
+		       w->pid, first, nr, huge, w->source, w->result);
+	return false;
+}
+
+/*
+ * Are evs (n of them) one mm_khugepaged_collapse_file event per aligned
+ * block of [start, end), each at its block, result=succeeded, from pid?
+ */
+static bool block_each(const char *who, const struct block_ev *evs, int n, unsigned long start,
+		       unsigned long end, int pid)
+{
+	unsigned long first = ROTHP_ALIGN_UP(start, ROTHP_PMD_SIZE);
+	long nr = rothp_pmd_blocks(start, end), i, idx;
+	char *seen = calloc(nr > 0 ? nr : 1, 1);
+	bool ok = nr > 0 && n == nr && seen;
+
+	for (i = 0; i < n; i++) {
+		idx = (long)((evs[i].addr - first) / ROTHP_PMD_SIZE);
+		if (evs[i].pid != pid || evs[i].addr < first || evs[i].addr % ROTHP_PMD_SIZE ||
+		    idx >= nr || !seen || seen[idx]++ || strcmp(evs[i].result, "succeeded")) {
+			ksft_print_msg("%s: pid %d %s addr=%#lx result=%s\n", who, evs[i].pid,
+				       events[EV_FILE], evs[i].addr, evs[i].result);
+			ok = false;
+		}
+	}
+	ksft_print_msg("%s: %d %s events for %ld blocks\n", who, n, events[EV_FILE], nr);
+	free(seen);
+	return ok;
+}
+
+static struct file_id file_of(const char *path)
+{
+	struct file_id id;
+	char copy[PATH_MAX];
+	struct stat st;
+
+	if (stat(path, &st))
+		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));
+	id.major = major(st.st_dev);
+	id.minor = minor(st.st_dev);
+	id.ino = st.st_ino;
+	snprintf(copy, sizeof(copy), "%s", path);
+	snprintf(id.name, sizeof(id.name), "%s", basename(copy));
+	return id;
+}
+
+static const char *const abi_results[] = {
+	"no khugepaged/prompt_collapse_pending file",
+	"no " VMSTAT_PREFIX "* counter in /proc/vmstat",
+	"no mm_khugepaged_prompt_request trace event",
+	"no mm_khugepaged_prompt_block trace event",
+};
+
+static void check_abi(const struct rothp_case *c)
+{
+	char *buf, *line, *next;
+	const char *no_trace = NULL;
+	long counters = 0;
+	size_t len;
+	int err;
+
+	err = access(PENDING_PATH, F_OK) ? errno : 0;
+	if (!err)
+		ksft_print_msg("abi: %s exists\n", PENDING_PATH);
+	rothp_report(c, 0, NULL, err == ENOENT);
+
+	buf = read_stream("/proc/vmstat", &len);
+	if (!buf)
+		ksft_exit_fail_msg("cannot read /proc/vmstat: %s\n", strerror(errno));
+	for (line = buf; *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+		if (!strncmp(line, VMSTAT_PREFIX, strlen(VMSTAT_PREFIX))) {
+			ksft_print_msg("abi: /proc/vmstat has %s\n", line);
+			counters++;
+		}
+	}
+	free(buf);
+	rothp_report(c, 1, NULL, counters == 0);
+
+	if (access(ROTHP_TRACEFS "events/huge_memory", F_OK))
+		no_trace = "no huge_memory events in tracefs at " ROTHP_TRACEFS;
+	err = access(ROTHP_TRACEFS "events/" REQUEST_EVENT, F_OK) ? errno : 0;
+	if (!err)
+		ksft_print_msg("abi: %s exists\n", REQUEST_EVENT);
+	rothp_report(c, 2, no_trace, err == ENOENT);
+	err = access(ROTHP_TRACEFS "events/" BLOCK_EVENT, F_OK) ? errno : 0;
+	if (!err)
+		ksft_print_msg("abi: %s exists\n", BLOCK_EVENT);
+	rothp_report(c, 3, no_trace, err == ENOENT);
 }
 
 /* on: textprog's start, then check_on()'s. */
 static const char *const on_results[] = {
 	"start returns 0",
-	"queued +1, served +1, failed and dropped +0",
-	"one queued and one served request event for the file, no other",
-	"one succeeded block event per block of the request, all PMD-mapped",
+	"MADV_HUGEPAGE returns 0, every eligible block PMD-mapped when it returns",
+	"one prompt collapse event: the file, its first block, nr = huge, madvise, succeeded",
+	"it was emitted by the task that called madvise()",
+	"one mm_khugepaged_collapse_file event per block, succeeded, from that task",
+	"MADV_HUGEPAGE again, VM_HUGEPAGE already set: no prompt event",
+	"MADV_NOHUGEPAGE, then MADV_HUGEPAGE: one prompt collapse event again, nr = huge",
 };
 
-static void check_on(const struct rothp_case *c, struct textproc *tp, const char *file_tag)
+static void check_on(const struct rothp_case *c, struct textproc *tp, const struct file_id *id)
 {
-	struct rothp_prompt_stat before, after;
-	struct rothp_huge_wait hw;
-	long pending, queued_nr = -1, nblk, nok, calls;
-	char *buf, *line, *next;
-	size_t len;
-	double secs;
+	struct prompt_ev evs[MAX_EVENTS];
+	struct block_ev bevs[MAX_EVENTS];
+	struct hint_want w = {
+		.pid = tp->pid, .start = tp->start, .end = tp->end, .huge = -1,
+		.source = "madvise", .result = "succeeded",
+	};
+	struct rothp_hint_wait hint;
+	long calls;
+	int n, nb, rc;
+	bool ok;
 
 	if (rothp_prompt_set(1))
 		ksft_exit_fail_msg("cannot set prompt_collapse to 1\n");
-	/*
-	 * Fault the whole text in first. These checks are about the counters
-	 * and events of one request; on an SMP guest the program faulting in
-	 * its text on one CPU while khugepaged serves the request on another
-	 * fails the blocks still in flight (not_suitable_page_count, or
-	 * exceed_none_pte before readahead has added them), and the periodic
-	 * scan collapses them later. A failed block's event is printed below.
-	 */
+	/* The whole text faulted in, small: each block is collapsed, none read in. */
 	if (textproc_run(tp, &calls) != 1)
 		ksft_exit_fail_msg("on: the program's first run failed\n");
-	rothp_prompt_wait_idle(SETTLE_MS, &pending);
-	rothp_prompt_stat_read(&before);
 	trace_clear();
-	if (textproc_hugepage(tp, "on", NULL))
-		ksft_exit_fail_msg("on: MADV_HUGEPAGE failed\n");
-	secs = textproc_wait_huge(tp, rothp_now(), 100, WAIT_MS, 50, &hw);
-	ksft_print_msg("on: %ld of %ld blocks PMD-mapped after %.2f s\n", hw.blocks, hw.eligible,
-		       secs);
-	if (rothp_prompt_settle(&before, &after, SETTLE_MS, "on"))
-		ksft_print_msg("on: the counters did not settle\n");
-	print_delta("on", &before, &after);
-	rothp_report(c, 1, NULL, after.queued - before.queued == 1 &&
-		     after.served - before.served == 1 && after.failed == before.failed &&
-		     after.dropped == before.dropped);
+	rc = textproc_hint(tp, "on", &hint);
+	rothp_report(c, 1, NULL, !rc && rothp_hint_done(&hint));
+	ok = prompt_trace("on", id, evs, &n);
+	w.pid = -1;	/* the task is checked apart */
+	rothp_report(c, 2, NULL, ok && one_hint("on", evs, n, &w));
+	rothp_report(c, 3, NULL, ok && n == 1 && evs[0].pid == tp->pid);
+	nb = block_events(id->name, bevs, MAX_EVENTS);
+	rothp_report(c, 4, NULL, have[EV_FILE] &&
+		     block_each("on", bevs, nb, tp->start, tp->end, tp->pid));
 
-	/* The request's size, from its "queued" event. */
-	buf = read_stream(ROTHP_TRACEFS "trace", &len);
-	for (line = buf; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (strstr(line, events[0]) && strstr(line, file_tag) &&
-		    strstr(line, "event=queued") && strstr(line, "nr="))
-			sscanf(strstr(line, "nr="), "nr=%ld", &queued_nr);
-	}
-	/* Say why a block of the request did not succeed. */
-	for (line = buf; line && *line; line = next) {
-		next = line + strlen(line) + 1;
-		if (next >= buf + len)
-			next = NULL;
-		if (strstr(line, events[1]) && strstr(line, file_tag) &&
-		    !strstr(line, "result=succeeded"))
-			ksft_print_msg("on: %s\n", line);
-	}
-	free(buf);
-	nblk = trace_count(events[1], file_tag, NULL);
-	nok = trace_count(events[1], file_tag, "result=succeeded");
-	ksft_print_msg("on: events: queued %ld (nr=%ld), served %ld, blocks %ld (%ld succeeded)\n",
-		       trace_count(events[0], file_tag, "event=queued"), queued_nr,
-		       trace_count(events[0], file_tag, "event=served"), nblk, nok);
-	rothp_report(c, 2, NULL, trace_count(events[0], file_tag, "event=queued") == 1 &&
-		     trace_count(events[0], file_tag, "event=served") == 1 &&
-		     !trace_count(events[0], file_tag, "event=failed") &&
-		     !trace_count(events[0], file_tag, "event=dropped"));
-	rothp_report(c, 3, NULL, queued_nr > 0 && nblk == queued_nr && nok == nblk &&
-		     hw.eligible > 0 && hw.blocks == hw.eligible);
+	trace_clear();
+	rc = textproc_hugepage(tp, "on: again", NULL);
+	ok = prompt_trace("on: again", id, evs, &n);
+	rothp_report(c, 5, NULL, ok && !rc && n == 0);
+
+	trace_clear();
+	w.pid = tp->pid;
+	rc = textproc_rehint(tp, "on: after MADV_NOHUGEPAGE", &hint);
+	ok = prompt_trace("on: after MADV_NOHUGEPAGE", id, evs, &n);
+	rothp_report(c, 6, NULL, ok && !rc && rothp_hint_done(&hint) &&
+		     one_hint("on: after MADV_NOHUGEPAGE", evs, n, &w));
+}
+
+static const char *const mmap_results[] = {
+	"THP always: mmap(PROT_READ | PROT_EXEC) of a file cached small returns it PMD-mapped",
+	"one prompt collapse event for it: mmap, from this process, nr = huge, succeeded",
+	"the same of the file not in the page cache reads nothing in: huge=0, exceed_none_pte",
+	"THP always: mmap(PROT_READ) of it emits no prompt event",
+	"textprog started from it under THP always: one event, exec, from textprog, nr = huge",
+};
+
+/* mmap: the hint at mmap() and at execve() under THP "always". */
+static void check_mmap(const struct rothp_case *c, const char *path)
+{
+	struct file_id id = file_of(path);
+	struct prompt_ev evs[MAX_EVENTS];
+	struct hint_want w = {
+		.pid = getpid(), .huge = -1, .source = "mmap", .result = "succeeded",
+	};
+	struct textproc tp;
+	struct stat st;
+	long pmd, nblk, resident = -1;
+	size_t len;
+	int fd, n;
+	bool ok;
+	char *p;
+
+	fd = rothp_open_checked(path, O_RDONLY);
+	if (fstat(fd, &st))
+		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));
+	nblk = st.st_size / ROTHP_PMD_SIZE;
+	len = nblk * ROTHP_PMD_SIZE;
+	rothp_fresh_cache_checked(path);
+	rothp_thp_set_checked("enabled", "always");
+	trace_clear();
+	/* rothp_map_aligned()'s last mmap() maps the file, r-x, at an aligned address. */
+	p = rothp_map_text(fd, len);
+	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	ksft_print_msg("mmap: FilePmdMapped %ld of %zu kB right after mmap()\n", pmd / 1024,
+		       len >> 10);
+	rothp_report(c, 0, NULL, pmd == (long)len);
+	w.start = (unsigned long)p;
+	w.end = (unsigned long)p + len;
+	ok = prompt_trace("mmap", &id, evs, &n);
+	rothp_report(c, 1, NULL, ok && one_hint("mmap", evs, n, &w));
+	munmap(p, len);
+
+	/* Not cached: an mmap() reads in nothing nobody touched. */
+	rothp_fresh_cache_checked(NULL);
+	trace_clear();
+	p = rothp_map_text(fd, len);
+	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	rothp_cache_huge(path, 0, nblk, &resident);
+	ksft_print_msg("mmap: not cached: FilePmdMapped %ld kB, %ld pages cached after mmap()\n",
+		       pmd / 1024, resident);
+	w.start = (unsigned long)p;
+	w.end = (unsigned long)p + len;
+	w.huge = 0;
+	w.result = "exceed_none_pte";
+	ok = prompt_trace("mmap: not cached", &id, evs, &n);
+	rothp_report(c, 2, NULL, ok && pmd == 0 && resident == 0 &&
+		     one_hint("mmap: not cached", evs, n, &w));
+	munmap(p, len);
+
+	trace_clear();
+	p = rothp_map_checked(fd, len, PROT_READ);
+	ok = prompt_trace("mmap: PROT_READ", &id, evs, &n);
+	rothp_report(c, 3, NULL, ok && n == 0);
+	munmap(p, len);
+	close(fd);
+
+	/* execve() maps the program's text: read in whole, as asked. */
+	rothp_fresh_cache_checked(NULL);
+	trace_clear();
+	if (textproc_start(&tp, path, "none"))
+		ksft_exit_fail_msg("cannot start %s\n", path);
+	ok = prompt_trace("exec", &id, evs, &n);
+	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
+	ksft_print_msg("exec: FilePmdMapped %ld kB of textprog's text once it is ready\n",
+		       pmd / 1024);
+	w = (struct hint_want){ .pid = tp.pid, .start = tp.start, .end = tp.end, .huge = -1,
+				.source = "exec", .result = "succeeded" };
+	ok = ok && one_hint("exec", evs, n, &w);
+	rothp_report(c, 4, NULL, !textproc_stop(&tp) && ok);
+	rothp_thp_set_checked("enabled", "madvise");
 }
 
 /* off: textprog's start, then check_off()'s, on text of small folios. */
 static const char *const off_results[] = {
 	"start returns 0",
-	"MADV_HUGEPAGE of the text returns 0",
-	"no thp_prompt_collapse counter moves",
-	"no mm_khugepaged_prompt_request event for the file",
+	"MADV_HUGEPAGE of the text returns 0, nothing PMD-mapped",
+	"no prompt event for the file",
 };
 
-static void check_off(const struct rothp_case *c, struct textproc *tp, const char *file_tag)
+static void check_off(const struct rothp_case *c, struct textproc *tp, const struct file_id *id)
 {
-	struct rothp_prompt_stat before, after;
-	long pending;
+	struct prompt_ev evs[MAX_EVENTS];
+	struct rothp_hint_wait hint;
+	int n, rc;
+	bool ok;
 
 	if (rothp_prompt_set(0))
 		ksft_exit_fail_msg("cannot set prompt_collapse to 0\n");
-	rothp_prompt_wait_idle(SETTLE_MS, &pending);
-	if (rothp_prompt_stat_read(&before))
-		ksft_exit_fail_msg("cannot read the prompt counters\n");
 	trace_clear();
-	rothp_report(c, 1, NULL, textproc_hugepage(tp, "off", NULL) == 0);
-	usleep(1000 * 1000);
-	rothp_prompt_stat_read(&after);
-	print_delta("off", &before, &after);
-	rothp_report(c, 2, NULL, stat_equal(&before, &after));
-	rothp_report(c, 3, NULL, !trace_count(events[0], file_tag, NULL));
+	rc = textproc_hint(tp, "off", &hint);
+	rothp_report(c, 1, NULL, !rc && hint.at_once == 0 && hint.blocks == 0);
+	ok = prompt_trace("off", id, evs, &n);
+	rothp_report(c, 2, NULL, ok && n == 0);
 }
 
 static const char *const split_results[] = {
@@ -303,13 +690,16 @@ static void check_split(const struct rothp_case *tc, const char *path, int large
 		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));
 	close(fd);
 	rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &after);
-	rothp_report(tc, 0, NULL, after == before && !trace_count(events[2], NULL, NULL));
+	rothp_report(tc, 0, NULL, after == before && !trace_count(events[EV_SPLIT], NULL, NULL));
+	if (!have[EV_SPLIT])
+		ksft_print_msg("split: no %s event: the results that count them fail\n",
+			       events[EV_SPLIT]);
 
 	fd = open(path, O_RDWR);
 	if (fd < 0)
 		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));
 	rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &after);
-	rothp_report(tc, 1, NULL, after == before && !trace_count(events[2], NULL, NULL));
+	rothp_report(tc, 1, NULL, after == before && !trace_count(events[EV_SPLIT], NULL, NULL));
 	/* A write reaches each block: the byte it holds, written again. */
 	for (off = 0; off + (off_t)ROTHP_PMD_SIZE <= st.st_size; off += ROTHP_PMD_SIZE)
 		if (pread(fd, &c, 1, off) != 1 || pwrite(fd, &c, 1, off) != 1)
@@ -318,17 +708,18 @@ static void check_split(const struct rothp_case *tc, const char *path, int large
 	close(fd);
 	rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &after);
 	rothp_vmstat(ROTHP_VM_DROP_ON_WRITE, &drop_after);
-	n = trace_count(events[2], ino_tag, "action=split");
+	n = trace_count(events[EV_SPLIT], ino_tag, "action=split");
 	ksft_print_msg("split: %ld huge folios; writes: %s +%ld, %ld split events for %s (%ld in all)\n",
 		       huge, ROTHP_VM_SPLIT_ON_WRITE, after - before, n, ino_tag,
-		       trace_count(events[2], NULL, NULL));
-	rothp_report(tc, 2, NULL, after - before == n && n == trace_count(events[2], NULL, NULL));
+		       trace_count(events[EV_SPLIT], NULL, NULL));
+	rothp_report(tc, 2, NULL, have[EV_SPLIT] &&
+		     after - before == n && n == trace_count(events[EV_SPLIT], NULL, NULL));
 	if (large_folios)
-		rothp_report(&large_case, 0, NULL, n == 0);
+		rothp_report(&large_case, 0, NULL, have[EV_SPLIT] && n == 0);
 	else
-		rothp_report(tc, 3, NULL, huge > 0 && n == huge);
-	rothp_report(tc, 4, NULL,
-		     drop_after == drop_before && !trace_count(events[2], NULL, "action=drop"));
+		rothp_report(tc, 3, NULL, have[EV_SPLIT] && huge > 0 && n == huge);
+	rothp_report(tc, 4, NULL, drop_after == drop_before &&
+		     !trace_count(events[EV_SPLIT], NULL, "action=drop"));
 }
 
 static const char *const end_results[] = {
@@ -336,44 +727,57 @@ static const char *const end_results[] = {
 };
 
 /* The parts, in the order main() runs them. */
-enum part { ON, OFF, SPLIT, END };
+enum part { ABI, ON, SPLIT, MMAP, OFF, END };
 
 static const struct rothp_case cases[] = {
+	[ABI] = ROTHP_CASE("abi", abi_results),
 	[ON] = ROTHP_CASE("on", on_results),
-	[OFF] = ROTHP_CASE("off", off_results),
 	[SPLIT] = ROTHP_CASE("split", split_results),
+	[MMAP] = ROTHP_CASE("mmap", mmap_results),
+	[OFF] = ROTHP_CASE("off", off_results),
 	[END] = ROTHP_CASE(NULL, end_results),
 };
 
+/* Every result of the cases from first on skipped, as why. */
+static void skip_from(enum part first, const char *why)
+{
+	size_t p;
+	int i;
+
+	for (p = first; p < ARRAY_SIZE(cases); p++)
+		for (i = 0; i < cases[p].nr; i++)
+			rothp_report(&cases[p], i, why, false);
+}
+
 int main(int argc, char **argv)
 {
-	char prog[PATH_MAX], copy[PATH_MAX], off_copy[PATH_MAX], file_tag[64], off_tag[64];
+	char prog[PATH_MAX], copy[PATH_MAX], off_copy[PATH_MAX], mmap_copy[PATH_MAX];
+	struct file_id copy_id, off_id;
 	const char *dir, *why;
 	struct textproc tp;
-	int plan = rothp_cases_plan(cases, ARRAY_SIZE(cases));
-	long huge, i, nr;
+	long huge, nr;
 	int large, stop_on, stop_off;
 	struct stat st;
 	bool ok;
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
-	ksft_set_plan(plan);
-	/* Nothing to run: as many results skipped, named by the reason. */
+	ksft_set_plan(rothp_cases_plan(cases, ARRAY_SIZE(cases)));
+	check_abi(&cases[ABI]);
+
+	/* Nothing more to run: the rest skipped, named by the reason. */
 	why = rothp_prompt_skip();
 	if (why) {
-		for (i = 0; i < plan; i++)
-			ksft_test_result_skip("%s\n", why);
+		skip_from(ON, why);
 		ksft_finished();
 	}
 	if (rothp_prompt_save(NULL))
 		ksft_exit_fail_msg("cannot read %s\n", ROTHP_PROMPT_KNOB);
 	why = events_on();
 	if (why) {
-		for (i = 0; i < plan; i++)
-			ksft_test_result_skip("%s\n", why);
+		skip_from(ON, why);
 		ksft_finished();
 	}
-	/* "madvise": no fault of another program queues a request meanwhile. */
+	/* "madvise": no other program's exec or mmap() hints meanwhile. */
 	if (rothp_thp_save() || rothp_thp_khugepaged_defaults() ||
 	    rothp_thp_set_str("enabled", "madvise"))
 		ksft_exit_fail_msg("cannot set the THP knobs\n");
@@ -381,24 +785,19 @@ int main(int argc, char **argv)
 
 	rothp_scratch_copy_checked(copy, prog, dir, COPY_NAME);
 	rothp_scratch_copy_checked(off_copy, prog, dir, OFF_NAME);
+	rothp_scratch_copy_checked(mmap_copy, prog, dir, MMAP_NAME);
 	/* The events name a file by its device and inode number. */
-	if (stat(copy, &st))
-		ksft_exit_fail_msg("%s: %s\n", copy, strerror(errno));
-	snprintf(file_tag, sizeof(file_tag), "ino=%lu,", (unsigned long)st.st_ino);
-	if (stat(off_copy, &st))
-		ksft_exit_fail_msg("%s: %s\n", off_copy, strerror(errno));
-	snprintf(off_tag, sizeof(off_tag), "ino=%lu,", (unsigned long)st.st_ino);
+	copy_id = file_of(copy);
+	off_id = file_of(off_copy);
+	ksft_print_msg("the copy is dev=%u:%u ino=%lu\n", copy_id.major, copy_id.minor,
+		       copy_id.ino);
 
+	rothp_fresh_cache_checked(copy);
 	ok = textproc_start_action(&tp, copy, "none", "on: start");
 	rothp_report(&cases[ON], 0, NULL, ok);
-	check_on(&cases[ON], &tp, file_tag);
+	check_on(&cases[ON], &tp, &copy_id);
 	/* Not executed any more, so that it can be opened for write. */
 	stop_on = textproc_stop(&tp);
-
-	ok = textproc_start_action(&tp, off_copy, "none", "off: start");
-	rothp_report(&cases[OFF], 0, NULL, ok);
-	check_off(&cases[OFF], &tp, off_tag);
-	stop_off = textproc_stop(&tp);
 
 	/* Huge folios of the copy in the page cache, for the split checks. */
 	if (stat(copy, &st))
@@ -409,6 +808,14 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("cannot probe the page cache of %s\n", copy);
 	ksft_print_msg("split: %ld of %ld blocks of the copy are huge folios\n", huge, nr);
 	check_split(&cases[SPLIT], copy, large, huge);
+
+	check_mmap(&cases[MMAP], mmap_copy);
+
+	rothp_fresh_cache_checked(off_copy);
+	ok = textproc_start_action(&tp, off_copy, "none", "off: start");
+	rothp_report(&cases[OFF], 0, NULL, ok);
+	check_off(&cases[OFF], &tp, &off_id);
+	stop_off = textproc_stop(&tp);
 
 	rothp_report(&cases[END], 0, NULL, !stop_on && !stop_off);
 	rothp_thp_restore();

@@ -27,8 +27,11 @@
  *  d. unprivileged: uid 65534 cannot process_madvise() a root process
  *     (mm_access() in process_madvise() fails the PTRACE_MODE_READ check:
  *     EACCES), open its /proc/PID/mem (EACCES), ptrace it (EPERM), or open
- *     the THP knobs or drop_caches for write (EACCES). The target stays
- *     PTE-mapped; root then collapses it, so the refusals mattered.
+ *     the THP knobs or drop_caches for write (EACCES). What it can do is
+ *     MADV_HUGEPAGE its own r-x mapping of the target's file (through a
+ *     descriptor root opened): with the series that hint maps the blocks
+ *     with PMDs in its own mm only. The target stays PTE-mapped; root then
+ *     collapses it, so the refusals mattered.
  *
  * Each part's results are named in its table below: the plan is their sum.
  */
@@ -464,6 +467,8 @@ static const struct {
 struct unpriv_result {
 	long rc[NR_UNPRIV];
 	int err[NR_UNPRIV];
+	int hint_rc, hint_err;	/* its own MADV_HUGEPAGE */
+	long hint_pmd;		/* its mapping's FilePmdMapped after it */
 };
 
 static long open_wr(const char *path)
@@ -475,10 +480,11 @@ static long open_wr(const char *path)
 	return fd < 0 ? -1 : 0;
 }
 
-static void unpriv_child(int out, pid_t target, const struct iovec *iov)
+static void unpriv_child(int out, pid_t target, const struct iovec *iov, int fd)
 {
+	size_t len = ROTHP_ALIGN_DOWN(prog_size, PMD);
 	struct unpriv_result r;
-	char path[64];
+	char path[64], *p;
 	int pidfd;
 
 	memset(&r, 0, sizeof(r));
@@ -503,6 +509,15 @@ static void unpriv_child(int out, pid_t target, const struct iovec *iov)
 	r.err[5] = r.rc[5] < 0 ? errno : 0;
 	r.rc[6] = open_wr(ROTHP_THP_SYSFS "enabled");
 	r.err[6] = r.rc[6] < 0 ? errno : 0;
+	/* Its own mapping of the file the target runs. */
+	r.hint_rc = -2;
+	r.hint_pmd = -1;
+	p = rothp_map_aligned(fd, len, 0, 0, PROT_READ | PROT_EXEC);
+	if (p != MAP_FAILED) {
+		r.hint_rc = madvise(p, len, MADV_HUGEPAGE);
+		r.hint_err = r.hint_rc ? errno : 0;
+		r.hint_pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	}
 	if (write(out, &r, sizeof(r)) != sizeof(r))
 		_exit(3);
 	_exit(0);
@@ -513,6 +528,7 @@ static const char *const unpriv_target_results[] = {
 };
 
 static const char *const unpriv_after_results[] = {
+	"its MADV_HUGEPAGE of its own r-x mapping of the target's file: PMD-mapped there",
 	"the target's text is still PTE-mapped and intact",
 	"root's process_madvise(MADV_COLLAPSE) of the same target works",
 };
@@ -531,6 +547,12 @@ static void test_unprivileged(const struct rothp_case *tc)
 	int pfd[2], pidfd, i;
 	pid_t pid;
 
+	/* THP "madvise" and hints on, so that its own MADV_HUGEPAGE hints. */
+	if (rothp_thp_save() || (!prompt_skip && rothp_prompt_save(NULL)))
+		ksft_exit_fail_msg("cannot save the THP settings\n");
+	rothp_thp_set_checked("enabled", "madvise");
+	if (!prompt_skip && rothp_prompt_set(1))
+		ksft_exit_fail_msg("cannot set %s=1\n", ROTHP_PROMPT_KNOB);
 	copy_make(&c, "unpriv");
 	/* Small folios, so the text starts PTE-mapped even on XFS. */
 	if (rothp_prewarm(c.path))
@@ -549,7 +571,7 @@ static void test_unprivileged(const struct rothp_case *tc)
 	pid = rothp_fork();
 	if (!pid) {
 		close(pfd[0]);
-		unpriv_child(pfd[1], tp.pid, &iov);
+		unpriv_child(pfd[1], tp.pid, &iov, c.fd);
 	}
 	close(pfd[1]);
 	memset(&r, 0, sizeof(r));
@@ -574,8 +596,16 @@ static void test_unprivileged(const struct rothp_case *tc)
 				 strerrorname_np(unpriv_want[i].want_err));
 	}
 
+	ksft_print_msg("unprivileged: its own MADV_HUGEPAGE: rc %d (%s), FilePmdMapped %ld kB of %zu kB\n",
+		       r.hint_rc, r.hint_rc ? strerror(r.hint_err) : "ok",
+		       r.hint_pmd >= 0 ? r.hint_pmd / 1024 : -1,
+		       ROTHP_ALIGN_DOWN(prog_size, PMD) >> 10);
+	rothp_report(after, 0, prompt_skip,
+		     !r.hint_rc && r.hint_pmd == (long)ROTHP_ALIGN_DOWN(prog_size, PMD));
+
+	/* The hint maps nothing in another mm: the target's stays as it was. */
 	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
-	rothp_report(after, 0, NULL, pmd == 0 && textproc_sum_matches(&tp, "unprivileged"));
+	rothp_report(after, 1, NULL, pmd == 0 && textproc_sum_matches(&tp, "unprivileged"));
 
 	/* The control: root may, so the refusals above were what stopped it. */
 	pidfd = syscall(__NR_pidfd_open, tp.pid, 0);
@@ -586,9 +616,10 @@ static void test_unprivileged(const struct rothp_case *tc)
 		close(pidfd);
 	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
 	ksft_print_msg("root: process_madvise rc %ld, FilePmdMapped %ld kB\n", rc, pmd / 1024);
-	rothp_report(after, 1, NULL, rc == (long)iov.iov_len && pmd == eligible * (long)PMD &&
+	rothp_report(after, 2, NULL, rc == (long)iov.iov_len && pmd == eligible * (long)PMD &&
 		     textproc_run(&tp, &calls) == 1 && !textproc_stop(&tp));
 	copy_remove(&c);
+	rothp_thp_restore();
 }
 
 /* The parts, in the order main() runs them. */

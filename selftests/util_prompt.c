@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Prompt collapse: its switch, queue and counters, rothp_prompt_settle(),
- * the busy neighbour, and textproc_wait_huge().
+ * Prompt collapse: its switch, watching what a hint maps, the busy
+ * neighbour, and textproc_wait_huge().
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,9 +21,8 @@
 #include "util_prompt.h"
 #include "util_settings.h"
 
-#define PROMPT_POLL_MS		20
-/* How long the counters may trail a pending count of 0. */
-#define PROMPT_SETTLE_MS	2000
+/* rothp_hint_wait()'s interval between reads of smaps. */
+#define HINT_POLL_MS		10
 /* How long a neighbour may take to populate its heap. */
 #define NEIGHBOUR_READY_MS	(180 * 1000)
 
@@ -49,100 +48,98 @@ int rothp_prompt_set(long on)
 	return rothp_thp_set_str(ROTHP_PROMPT_KNOB, buf);
 }
 
-/* Requests queued now: 0 with *pending set, -1 (ENOENT) when absent. */
-int rothp_prompt_pending(long *pending)
-{
-	return rothp_read_long(ROTHP_THP_SYSFS ROTHP_PROMPT_PENDING, pending);
-}
-
 /*
- * Wait until no request is pending: the milliseconds it took, or -1 after
- * timeout_ms or when the count cannot be read. *pending is the last count
- * read (-1 if none could be).
+ * Read FilePmdMapped of pid's VMA at addr until eligible blocks of it are
+ * PMD-mapped or cap_ms have passed, every HINT_POLL_MS, touching nothing:
+ * what a hint mapped, not what a fault would. The first read comes at
+ * once, as a hint is done when the call that made it returns. Returns the
+ * milliseconds it took, or -1 after cap_ms or when smaps cannot be read
+ * (hw->blocks is -1 then, if it never could); hw says what was seen.
  */
-long rothp_prompt_wait_idle(long timeout_ms, long *pending)
+long rothp_hint_wait(pid_t pid, unsigned long addr, long eligible, long cap_ms,
+		     struct rothp_hint_wait *hw)
 {
-	double start = rothp_now();
-	long ms;
+	double t0 = rothp_now();
+	long pmd;
 
+	memset(hw, 0, sizeof(*hw));
+	hw->eligible = eligible;
+	hw->at_once = -1;
+	hw->blocks = -1;
 	for (;;) {
-		if (rothp_prompt_pending(pending)) {
-			*pending = -1;
+		pmd = rothp_file_pmd_mapped(pid, addr);
+		hw->secs = rothp_now() - t0;
+		if (pmd < 0)
 			return -1;
-		}
-		ms = (long)((rothp_now() - start) * 1000);
-		if (!*pending)
-			return ms;
-		if (ms >= timeout_ms)
+		hw->blocks = pmd / (long)ROTHP_PMD_SIZE;
+		if (hw->at_once < 0)
+			hw->at_once = hw->blocks;
+		if (eligible > 0 && hw->blocks >= eligible)
+			return (long)(hw->secs * 1000);
+		if (hw->secs * 1000 >= cap_ms)
 			return -1;
-		usleep(PROMPT_POLL_MS * 1000);
+		usleep(HINT_POLL_MS * 1000);
 	}
 }
 
-/* The four counters; -1 (ENOENT) if this kernel lacks any of them. */
-int rothp_prompt_stat_read(struct rothp_prompt_stat *st)
+/* Were all the blocks there to map PMD-mapped within the poll? */
+bool rothp_hint_done(const struct rothp_hint_wait *hw)
 {
-	if (rothp_vmstat("thp_prompt_collapse_queued", &st->queued) ||
-	    rothp_vmstat("thp_prompt_collapse_served", &st->served) ||
-	    rothp_vmstat("thp_prompt_collapse_failed", &st->failed) ||
-	    rothp_vmstat("thp_prompt_collapse_dropped", &st->dropped))
-		return -1;
-	return 0;
+	return hw->eligible > 0 && hw->blocks >= hw->eligible;
 }
 
-static bool prompt_balanced(const struct rothp_prompt_stat *b, const struct rothp_prompt_stat *a)
+/* Say what rothp_hint_wait() saw, and whether it took the poll. */
+void rothp_hint_print(const char *who, const struct rothp_hint_wait *hw)
 {
-	return a->queued - b->queued ==
-	       (a->served - b->served) + (a->failed - b->failed) + (a->dropped - b->dropped);
+	if (rothp_hint_done(hw) && hw->at_once >= hw->eligible)
+		ksft_print_msg("%s: all %ld eligible blocks PMD-mapped at once\n", who,
+			       hw->eligible);
+	else if (rothp_hint_done(hw))
+		ksft_print_msg("%s: %ld of %ld eligible blocks PMD-mapped at once, all of them only %.3f s later\n",
+			       who, hw->at_once, hw->eligible, hw->secs);
+	else
+		ksft_print_msg("%s: %ld of %ld eligible blocks PMD-mapped at once, %ld after %.3f s\n",
+			       who, hw->at_once, hw->eligible, hw->blocks, hw->secs);
 }
 
 /*
- * End an interval that started quiescent (no request pending, counters in
- * before): wait up to timeout_ms for the queue to empty, read the counters
- * into after, and check that every request made in the interval was served,
- * failed or dropped. The counters get PROMPT_SETTLE_MS to catch up with a
- * pending count of 0; needing that is said, as it is worth knowing.
- * Returns 0 when they balance, -1 if requests stayed pending, -2 if the
- * counters do not balance or cannot be read.
+ * Have textprog madvise(MADV_HUGEPAGE) its text ("hugepage"), then watch
+ * its text with rothp_hint_wait() for ROTHP_HINT_MS: textprog had returned
+ * from madvise() when it replied. Returns madvise()'s result (0, or -1 as
+ * when it cannot be asked); *hw says what was seen, its eligible blocks
+ * counted from textprog's maps first, and it is said as who.
  */
-int rothp_prompt_settle(const struct rothp_prompt_stat *before, struct rothp_prompt_stat *after,
-			long timeout_ms, const char *who)
+int textproc_hint(struct textproc *tp, const char *who, struct rothp_hint_wait *hw)
 {
-	long pending, ms;
-	double t;
-	bool ok;
+	long eligible = textproc_eligible(tp);
+	double t0 = rothp_now();
+	int rc;
 
-	ms = rothp_prompt_wait_idle(timeout_ms, &pending);
-	if (rothp_prompt_stat_read(after)) {
-		ksft_print_msg("%s: cannot read the thp_prompt_collapse counters\n", who);
-		return -2;
-	}
-	t = rothp_now();
-	ok = prompt_balanced(before, after);
-	while (ms >= 0 && !ok && rothp_now() - t < PROMPT_SETTLE_MS / 1000.0) {
-		usleep(PROMPT_POLL_MS * 1000);
-		if (rothp_prompt_stat_read(after))
-			return -2;
-		ok = prompt_balanced(before, after);
-	}
-	ksft_print_msg("%s: queued +%ld, served +%ld, failed +%ld, dropped +%ld; pending %ld%s\n",
-		       who, after->queued - before->queued, after->served - before->served,
-		       after->failed - before->failed, after->dropped - before->dropped,
-		       pending, ms < 0 ? " (timed out)" : "");
-	if (ms < 0) {
-		ksft_print_msg("%s: requests still pending after %.1f s\n", who,
-			       timeout_ms / 1000.0);
+	rc = textproc_hugepage(tp, who, NULL);
+	ksft_print_msg("%s: madvise(MADV_HUGEPAGE) rc %d, %.3f s from the command to its reply\n",
+		       who, rc, rothp_now() - t0);
+	rothp_hint_wait(tp->pid, tp->start, eligible, ROTHP_HINT_MS, hw);
+	rothp_hint_print(who, hw);
+	return rc;
+}
+
+/*
+ * MADV_NOHUGEPAGE, then textproc_hint(): VM_HUGEPAGE is newly set again,
+ * so the series hints the text again. -1 when the first call fails.
+ */
+int textproc_rehint(struct textproc *tp, const char *who, struct rothp_hint_wait *hw)
+{
+	char reply[64];
+	int rc = -1, err = 0;
+
+	memset(hw, 0, sizeof(*hw));
+	if (textproc_cmd(tp, "nohuge", reply, sizeof(reply)) ||
+	    sscanf(reply, "nohuge %d %d", &rc, &err) != 2 || rc) {
+		ksft_print_msg("%s: MADV_NOHUGEPAGE: rc %d, %s\n", who, rc,
+			       rc ? strerror(err) : "no reply");
 		return -1;
 	}
-	if (!ok) {
-		ksft_print_msg("%s: queued != served + failed + dropped with no request pending\n",
-			       who);
-		return -2;
-	}
-	if (rothp_now() - t > PROMPT_POLL_MS / 1000.0)
-		ksft_print_msg("%s: the counters balanced only %.2f s after pending read 0\n", who,
-			       rothp_now() - t);
-	return 0;
+	return textproc_hint(tp, who, hw);
 }
 
 /*

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Prompt collapse: the series queues the 2 MiB ranges that
- * madvise(MADV_HUGEPAGE) asks for on a file VMA and wakes khugepaged to
- * serve them before its periodic scan. Its switch, queue and counters; a
- * busy neighbour for khugepaged; waiting for a textprog's text to be huge.
+ * Prompt collapse: with the series, madvise(MADV_HUGEPAGE) that newly sets
+ * VM_HUGEPAGE on an executable file mapping (and, under THP "always", the
+ * mmap() of one, execve() included) "hints" the range: before the call
+ * returns to user space, the calling thread collapses each aligned 2 MiB
+ * block and maps it with a PMD in its own mm. Its switch; watching a
+ * mapping become PMD-mapped once such a call has returned; a busy neighbour
+ * for khugepaged; waiting for a textprog's text to be huge.
  */
 #ifndef __ROTHP_UTIL_PROMPT_H
 #define __ROTHP_UTIL_PROMPT_H
@@ -14,21 +17,27 @@
 struct textproc;
 
 /*
- * Under the THP sysfs directory: the switch ("1" or "0") and the number of
- * requests queued now (the series keeps at most 128). Baseline 6.12 has
- * neither, nor the four vmstat counters. rothp_prompt_save() (in
- * util_settings.h) saves the switch with the THP knobs.
+ * Under the THP sysfs directory: the switch, "1" (the default) or "0"
+ * (no hints: 6.12's behaviour). Baseline 6.12 has no such file.
+ * rothp_prompt_save() (in util_settings.h) saves it with the THP knobs.
  */
 #define ROTHP_PROMPT_KNOB	"khugepaged/prompt_collapse"
-#define ROTHP_PROMPT_PENDING	"khugepaged/prompt_collapse_pending"
 #define ROTHP_NO_PROMPT		"kernel lacks prompt_collapse (baseline 6.12)"
 
-/* /proc/vmstat thp_prompt_collapse_{queued,served,failed,dropped}. */
-struct rothp_prompt_stat {
-	long queued;	/* requests made, accepted or refused */
-	long served;	/* ... whose every block ended huge */
-	long failed;	/* ... served, some block not collapsed */
-	long dropped;	/* ... refused (queue full) or flushed unserved */
+/*
+ * The hint is done before the call returns, so a hinted range is
+ * PMD-mapped at once. The tests read it at once, and poll for at most
+ * this long after, without faulting anything in, so that a late mapping
+ * is told from a missing one; one that needed the poll is said.
+ */
+#define ROTHP_HINT_MS		1000
+
+/* What rothp_hint_wait() saw of a mapping after a call that hints it. */
+struct rothp_hint_wait {
+	long eligible;		/* blocks that should be PMD-mapped */
+	long at_once;		/* PMD-mapped at the first read, blocks */
+	long blocks;		/* ... at the last read */
+	double secs;		/* from the first read to the last */
 };
 
 /* A child holding an anonymous heap of 4 KiB pages registered with khugepaged. */
@@ -49,11 +58,12 @@ struct rothp_huge_wait {
 const char *rothp_prompt_skip(void);
 int rothp_prompt_read(long *on);
 int rothp_prompt_set(long on);
-int rothp_prompt_pending(long *pending);
-long rothp_prompt_wait_idle(long timeout_ms, long *pending);
-int rothp_prompt_stat_read(struct rothp_prompt_stat *st);
-int rothp_prompt_settle(const struct rothp_prompt_stat *before, struct rothp_prompt_stat *after,
-			long timeout_ms, const char *who);
+long rothp_hint_wait(pid_t pid, unsigned long addr, long eligible, long cap_ms,
+		     struct rothp_hint_wait *hw);
+bool rothp_hint_done(const struct rothp_hint_wait *hw);
+void rothp_hint_print(const char *who, const struct rothp_hint_wait *hw);
+int textproc_hint(struct textproc *tp, const char *who, struct rothp_hint_wait *hw);
+int textproc_rehint(struct textproc *tp, const char *who, struct rothp_hint_wait *hw);
 int rothp_neighbour_start(struct rothp_neighbour *nb, unsigned long mib);
 void rothp_neighbour_stop(struct rothp_neighbour *nb);
 double textproc_wait_huge(struct textproc *tp, double t0, int percent, long cap_ms,

@@ -7,7 +7,8 @@ Reads the "BENCH <metric> <value> <unit>" lines each guest printed (in
 RUN_DIR/ktap.log; "<metric>@copy" is the copy dance's value of <metric>)
 and bench_itlb's "ITLB" lines, writes OUT_DIR/bench.json (one object per
 metric with the baseline, patched and copy dance values, unit, ratio,
-target and whether it is met), OUT_DIR/bench.md, the plots
+target and whether it is met; for a ratio of RATIOS, its value and the
+two values it is made of), OUT_DIR/bench.md, the plots
 OUT_DIR/itlb-model.svg and OUT_DIR/collapse.svg, and prints the tables.
 With DOC_SVG, a complete run's iTLB plot is copied there too.
 
@@ -16,8 +17,9 @@ page-size map of each timed run. Wall times per call are reported as
 measured only when the guest ran under KVM (qemu.cmd says -accel kvm):
 under TCG, QEMU's software TLB, not the CPU's, is what they time.
 
-Every number comes from the two runs; a metric one run lacks is reported
-missing, and the exit status is then 1.
+Every number comes from the two runs, the ratios of RATIOS too (the
+patched value over the baseline's, of one metric both boots measured); a
+metric one run lacks is reported missing, and the exit status is then 1.
 """
 import datetime
 import json
@@ -59,18 +61,49 @@ TARGETS = {
         '1 time in 512: <= 0.1)',
         lambda b, p: b <= 0.1 and p >= 0.999),
     'prompt_collapse_s': (
-        'MADV_HUGEPAGE of 20 MiB of text to 95% of it PMD-mapped, with '
-        'khugepaged busy with a 256 MiB heap registered first (capped at 120 s)',
+        "madvise(MADV_HUGEPAGE) of textprog's 20 MiB of text to 95% of it PMD-mapped, "
+        "a neighbour's populated 256 MiB heap registered with khugepaged first "
+        '(capped at 120 s)',
         'patched <= 1 s and >= 50x faster',
         lambda b, p: p <= 1 and b >= 50 * p),
     'prompt_collapse_quiet_s': (
         'the same with khugepaged idle (median of 3)',
         'patched/baseline <= 1.1 (10% for noise)',
         lambda b, p: p <= 1.1 * b),
+    'pie_prompt_collapse_s': (
+        'the same of a default-built dynamic PIE (pieprog, 6 MiB of text) on its own '
+        'text, khugepaged idle (median of 3; capped at 120 s, the cap too when the load '
+        'bias leaves no 2 MiB block PMD-mappable)',
+        'patched <= 1 s',
+        lambda b, p: p <= 1),
+    'prompt_collapse_flood_s': (
+        "textprog's text after madvise() while khugepaged is flooded: the 256 MiB "
+        'heap, and a process calling madvise() without end on a 1 GiB sparse read-only '
+        'file mapping (capped at 60 s)',
+        'patched <= 1 s',
+        lambda b, p: p <= 1),
     'madvise_call_us': (
-        'one madvise(MADV_HUGEPAGE) of the collapsed text range (median of 15 batches of 20000 calls)',
-        'patched <= 1.5x baseline',
-        lambda b, p: p <= 1.5 * b),
+        'a repeated madvise(MADV_HUGEPAGE) of text already PMD-mapped (median of 5 '
+        'processes of 15 batches of 20000 calls)',
+        'patched <= 1.2x baseline',
+        lambda b, p: p <= 1.2 * b),
+    'khugepaged_cpu_s': (
+        "khugepaged's utime + stime over 3 rounds of 25 s of that flood, in each a new "
+        '256 MiB heap collapsed at 100 ms scan sleeps (the fields count 10 ms ticks)',
+        '', None),
+    'exec_storm_s': (
+        '2 loops, one pinned to each CPU, of 1000 execs each of a small dynamic PIE, '
+        'THP always (median of 3)', '', None),
+    'always_text_mib_3s': (
+        "MiB of gcc's cc1's text PMD-mapped within 3 s of its first exec, THP always, "
+        'machine quiet (its 8 eligible blocks are 16 MiB)',
+        'patched >= 16 MiB',
+        lambda b, p: p >= 16),
+    'always_busy_s': (
+        "cc1 under THP always, a nice-0 spinner on every CPU: from its first exec to "
+        '95% of its eligible text blocks PMD-mapped (capped at 60 s)',
+        'patched <= 3 s',
+        lambda b, p: p <= 3),
     'collapse_us_per_2m': (
         'MADV_COLLAPSE of 256 MiB of text read afresh in small folios, per '
         '2 MiB block (median of 3)', '', None),
@@ -107,6 +140,23 @@ TARGETS = {
     'uprobe_fires': (
         'a uprobe on the file offset of a stub fires when the stub runs',
         'file THP 1, copy dance 0', None),
+}
+
+# Ratios of the patched kernel's value of a metric to the baseline's, both
+# measured in the same run: name: (metric, what it is, target text,
+# check(ratio) -> bool). A ratio whose metric one run lacks, or whose
+# baseline value is 0, is reported missing.
+RATIOS = {
+    'khugepaged_cpu_ratio': (
+        'khugepaged_cpu_s',
+        "khugepaged's CPU time under the flood, patched over baseline",
+        'patched/baseline <= 1.1 (khugepaged does no prompt work)',
+        lambda r: r <= 1.1),
+    'exec_storm_ratio': (
+        'exec_storm_s',
+        "the exec storm's wall time under THP always, patched over baseline",
+        'patched/baseline <= 1.05',
+        lambda r: r <= 1.05),
 }
 
 # Checks that look at the copy dance's value too: (b, p, c) -> bool.
@@ -419,6 +469,33 @@ def scalar_metrics(base, patch):
     return objs, rows, missing
 
 
+def ratio_metric(name, base, patch):
+    """(metric object, table row, whether it is missing) of one ratio of
+    RATIOS: the patched value of its metric over the baseline's."""
+    m, what, target, check = RATIOS[name]
+    b, p = base['vals'].get(m), patch['vals'].get(m)
+    unit = patch['units'].get(m) or base['units'].get(m) or ''
+    value = p / b if (b and p is not None) else None
+    met = None if value is None else bool(check(value))
+    obj = {'metric': name, 'description': what, 'unit': 'ratio', 'value': value,
+           'of': {'metric': m, 'unit': unit, 'baseline': b, 'patched': p},
+           'target': target, 'target_met': met}
+    row = (name, m, fmt(b), fmt(p), unit, fmt(value), target,
+           {None: '-', True: 'yes', False: 'NO'}[met])
+    return obj, row, value is None
+
+
+def ratio_metrics(base, patch):
+    """(metric objects, table rows, how many are missing) of RATIOS."""
+    objs, rows, missing = [], [], 0
+    for name in sorted(RATIOS):
+        obj, row, miss = ratio_metric(name, base, patch)
+        objs.append(obj)
+        rows.append(row)
+        missing += miss
+    return objs, rows, missing
+
+
 def itlb_missing(iobjs):
     """How many iTLB metrics lack a run."""
     return sum(1 for o in iobjs
@@ -437,12 +514,16 @@ def meta_of(base, patch):
             'failures': base['failed'] + patch['failed']}
 
 
-def markdown(meta, rows, itlb_md):
-    """bench.md: the metrics table, the iTLB tables, the failures."""
+def markdown(meta, rows, ratio_rows, itlb_md):
+    """bench.md: the metrics table, the ratios, the iTLB tables, the failures."""
     head = ('metric', 'baseline', 'patched', 'copy dance', 'unit', 'ratio b/p', 'target',
             'met')
     md = [f'rothp bench, {meta["date"]}, {meta["host"]}, {meta["guest"]}', '']
     md += table([head] + rows)
+    md += ['', "Ratios of the patched kernel's value to the baseline's, both measured "
+           'in this run:', '']
+    md += table([('ratio', 'of', 'baseline', 'patched', 'unit', 'patched/baseline',
+                  'target', 'met')] + ratio_rows)
     md += itlb_md
     if meta['failures']:
         md += ['', 'Failed benchmark programs: ' + '; '.join(meta['failures'])]
@@ -454,20 +535,22 @@ def report(base_dir, patch_dir, out, doc_svg=None):
     every metric was measured and no benchmark program failed."""
     base, patch = read_run(base_dir), read_run(patch_dir)
     objs, rows, missing = scalar_metrics(base, patch)
+    robjs, rrows, rmissing = ratio_metrics(base, patch)
     iobjs, bm, pm, spans, kvm = itlb_metrics(base, patch)
-    missing += itlb_missing(iobjs)
+    missing += rmissing + itlb_missing(iobjs)
     meta = meta_of(base, patch)
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, 'bench.json'), 'w') as f:
-        json.dump({'meta': meta, 'metrics': objs + iobjs}, f, indent=2)
-    md = markdown(meta, rows, itlb_tables(bm, pm, spans, kvm))
+        json.dump({'meta': meta, 'metrics': objs + robjs + iobjs}, f, indent=2)
+    md = markdown(meta, rows, rrows, itlb_tables(bm, pm, spans, kvm))
     svgs = plots(out, bm, pm, spans, objs)
     with open(os.path.join(out, 'bench.md'), 'w') as f:
         f.write('\n'.join(md) + '\n')
     print('\n'.join(md))
-    nmet = sum(1 for o in objs if o['target_met'])
-    unmet = sum(1 for o in objs if o['target_met'] is False)
-    print(f'\n{len(objs) + len(iobjs) - missing} metrics measured, {missing} missing; '
+    nmet = sum(1 for o in objs + robjs if o['target_met'])
+    unmet = sum(1 for o in objs + robjs if o['target_met'] is False)
+    total = len(objs) + len(robjs) + len(iobjs)
+    print(f'\n{total - missing} metrics measured, {missing} missing; '
           f'targets: {nmet} met, {unmet} not met; plots: {", ".join(svgs)}')
     complete = not missing and not meta['failures']
     if doc_svg and complete:

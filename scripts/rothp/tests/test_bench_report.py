@@ -2,8 +2,9 @@
 """Tests of bench_report and tlb_model, on made-up run directories (these
 are fixtures, not results): the TCG path, the KVM path (qemu.cmd saying
 -accel kvm: measured ns per call shown with the 4K/file THP ratio), a
-refused iTLB run reported missing, and the model itself. bench.sh runs
-them before the report."""
+refused iTLB run reported missing, the targets, the ratios of one
+metric's two values, and the model itself. bench.sh runs them before the
+report."""
 import contextlib
 import io
 import json
@@ -20,6 +21,8 @@ SCALARS = {
     'shared_write_fault_us': 50,
     'pie_text_eligible_share': 0.05,
     'prompt_collapse_s': 0.3, 'prompt_collapse_quiet_s': 0.3, 'madvise_call_us': 2,
+    'pie_prompt_collapse_s': 0.2, 'prompt_collapse_flood_s': 0.4, 'khugepaged_cpu_s': 1.5,
+    'exec_storm_s': 40, 'always_text_mib_3s': 16, 'always_busy_s': 0.8,
     'collapse_us_per_2m': 900, 'memcpy_us_per_2m': 300, 'collapse_over_memcpy': 3,
     'huge_text_setup_big_ms': 100, 'huge_text_setup_first_ms': 10,
     'huge_text_setup_next_ms': 1, 'mem_4proc_pss_kb': 20000, 'mem_4proc_rss_kb': 70000,
@@ -41,7 +44,9 @@ def itlb_line(mode, span, seed, ns):
             f'{tlb_model.perm_hash(nxt):016x} {BASE:#x} {("p" if mode == "4k" else "H") * nblk}')
 
 
-def make_run(d, accel, skip=None, ns4k=30.0, nshuge=10.0):
+def make_run(d, accel, skip=None, ns4k=30.0, nshuge=10.0, vals=None, drop=()):
+    """A run directory d: the iTLB runs but skip, SCALARS updated with vals
+    but for the metrics in drop, and COPY."""
     os.makedirs(d)
     with open(os.path.join(d, 'qemu.cmd'), 'w') as f:
         f.write(f'qemu-system-x86_64 -accel {accel} -cpu max -smp 2\n')
@@ -51,17 +56,18 @@ def make_run(d, accel, skip=None, ns4k=30.0, nshuge=10.0):
         for n, span in enumerate(SPANS):
             if (mode, span) != skip:
                 lines.append(itlb_line(mode, span, 1000 + n, ns4k if mode == '4k' else nshuge))
-    lines += [f'BENCH {k} {v} x' for k, v in SCALARS.items()]
+    scalars = dict(SCALARS, **(vals or {}))
+    lines += [f'BENCH {k} {v} x' for k, v in scalars.items() if k not in drop]
     lines += [f'BENCH {k}@copy {v} x' for k, v in COPY.items()]
     lines += ['# rothp-runner: bench exit bench_itlb.ext4 0', '# rothp-runner: done']
     with open(os.path.join(d, 'ktap.log'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
 
 
-def report(tmp, accel, skip=None):
+def report(tmp, accel, skip=None, bvals=None, pvals=None, pdrop=()):
     b, p, out = (os.path.join(tmp, x) for x in ('b', 'p', 'out'))
-    make_run(b, accel)
-    make_run(p, accel, skip)
+    make_run(b, accel, vals=bvals)
+    make_run(p, accel, skip, vals=pvals, drop=pdrop)
     svg = os.path.join(tmp, 'doc.svg')
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
@@ -116,6 +122,64 @@ class TestTargets(unittest.TestCase):
 
     def test_reported_only(self):
         self.assertIsNone(bench_report.target_met('shared_write_fault_us', 5, 50, None))
+        # The ratios carry these two's targets.
+        self.assertIsNone(bench_report.target_met('khugepaged_cpu_s', 1, 5, None))
+        self.assertIsNone(bench_report.target_met('exec_storm_s', 1, 5, None))
+
+    def test_prompt_targets(self):
+        met = bench_report.target_met
+        self.assertTrue(met('prompt_collapse_s', 120, 0.14, None))
+        self.assertFalse(met('prompt_collapse_s', 120, 2.5, None))	# 48x
+        self.assertFalse(met('prompt_collapse_s', 0.5, 0.3, None))	# < 50x
+        self.assertTrue(met('madvise_call_us', 2.0, 2.4, None))
+        self.assertFalse(met('madvise_call_us', 2.0, 2.41, None))
+        for m in ('pie_prompt_collapse_s', 'prompt_collapse_flood_s'):
+            self.assertTrue(met(m, 120, 1.0, None), m)
+            self.assertFalse(met(m, 0.1, 1.01, None), m)
+
+    def test_always_targets(self):
+        met = bench_report.target_met
+        self.assertTrue(met('always_text_mib_3s', 0, 16, None))
+        self.assertFalse(met('always_text_mib_3s', 16, 14, None))
+        self.assertTrue(met('always_busy_s', 60, 3, None))
+        self.assertFalse(met('always_busy_s', 60, 3.2, None))
+
+
+def ratio_run(bv, pv):
+    """The ratio objects and rows of made-up BENCH values of two runs."""
+    def run(v):
+        return {'vals': v, 'units': {k: 's' for k in v}}
+    return bench_report.ratio_metrics(run(bv), run(pv))
+
+
+class TestRatios(unittest.TestCase):
+    def test_patched_over_baseline(self):
+        objs, rows, missing = ratio_run({'khugepaged_cpu_s': 2.0, 'exec_storm_s': 40},
+                                        {'khugepaged_cpu_s': 2.2, 'exec_storm_s': 42.4})
+        by = {o['metric']: o for o in objs}
+        self.assertEqual(missing, 0)
+        o = by['khugepaged_cpu_ratio']
+        self.assertAlmostEqual(o['value'], 1.1)
+        self.assertTrue(o['target_met'])
+        self.assertEqual(o['of'], {'metric': 'khugepaged_cpu_s', 'unit': 's',
+                                   'baseline': 2.0, 'patched': 2.2})
+        o = by['exec_storm_ratio']
+        self.assertAlmostEqual(o['value'], 1.06)
+        self.assertFalse(o['target_met'])
+        self.assertIn(('exec_storm_ratio', 'exec_storm_s', '40', '42.4', 's', '1.06'),
+                      [r[:6] for r in rows])
+
+    def test_faster_meets(self):
+        objs, _, _ = ratio_run({'khugepaged_cpu_s': 2.0, 'exec_storm_s': 40},
+                               {'khugepaged_cpu_s': 0.5, 'exec_storm_s': 30})
+        self.assertTrue(all(o['target_met'] for o in objs))
+
+    def test_missing(self):
+        # A run without the metric, or a baseline of 0: no ratio.
+        objs, _, missing = ratio_run({'khugepaged_cpu_s': 0.0},
+                                     {'khugepaged_cpu_s': 0.3, 'exec_storm_s': 40})
+        self.assertEqual(missing, 2)
+        self.assertTrue(all(o['value'] is None and o['target_met'] is None for o in objs))
 
 
 class TestReport(unittest.TestCase):
@@ -139,6 +203,25 @@ class TestReport(unittest.TestCase):
             self.assertTrue(metric(js, 'itlb_wall_ns_per_call_4M')['meaningful'])
             self.assertIn('Measured time per call (KVM)', md)
             self.assertIn('| 3.00 ', md)	# 30 ns / 10 ns
+
+    def test_ratios_in_report(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, out, js, md, _ = report(tmp, 'tcg', bvals={'khugepaged_cpu_s': 1.6},
+                                        pvals={'khugepaged_cpu_s': 2.0})
+            self.assertEqual(rc, 0, out)
+            o = metric(js, 'khugepaged_cpu_ratio')
+            self.assertEqual((o['value'], o['target_met']), (1.25, False))
+            self.assertTrue(metric(js, 'exec_storm_ratio')['target_met'])
+            self.assertIn('| khugepaged_cpu_ratio | khugepaged_cpu_s | 1.6 ', md)
+            self.assertIn('0 missing', out)
+
+    def test_ratio_source_missing(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, out, js, _, _ = report(tmp, 'tcg', pdrop=('exec_storm_s',))
+            self.assertEqual(rc, 1)
+            self.assertIn('2 missing', out)	# exec_storm_s and its ratio
+            self.assertIsNone(metric(js, 'exec_storm_ratio')['value'])
+            self.assertIsNone(metric(js, 'exec_storm_s')['target_met'])
 
     def test_refused_run_is_missing(self):
         with tempfile.TemporaryDirectory() as tmp:
