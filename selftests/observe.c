@@ -95,6 +95,7 @@ struct prompt_ev {
 /* One mm_khugepaged_collapse_file event: a block collapse_file() did. */
 struct block_ev {
 	int pid;
+	char comm[20];		/* the task's name, as the trace has it */
 	unsigned long addr;
 	char result[40];
 };
@@ -210,12 +211,15 @@ static long trace_count(const char *ev, const char *s1, const char *s2)
 
 /*
  * The task of a trace line, "<comm>-<pid>" and padding before the
- * " [<cpu>]" column: its pid, or -1.
+ * " [<cpu>]" column: its pid, or -1; its name in comm (len bytes), as the
+ * trace has it, when comm is not NULL.
  */
-static int line_pid(const char *line)
+static int line_pid(const char *line, char *comm, size_t len)
 {
-	const char *cpu = strstr(line, " ["), *p = cpu, *digits;
+	const char *cpu = strstr(line, " ["), *p = cpu, *digits, *name;
 
+	if (comm)
+		snprintf(comm, len, "?");
 	if (!cpu)
 		return -1;
 	while (p > line && p[-1] == ' ')
@@ -225,6 +229,10 @@ static int line_pid(const char *line)
 		p--;
 	if (p == digits || p == line || p[-1] != '-')
 		return -1;
+	for (name = p - 1; name > line && name[-1] != ' '; name--)
+		;
+	if (comm)
+		snprintf(comm, len, "%.*s", (int)(p - 1 - name), name);
 	return atoi(p);
 }
 
@@ -251,7 +259,7 @@ static int parse_prompt(const char *line, struct prompt_ev *e)
 	memset(e, 0, sizeof(*e));
 	if (!f)
 		return -1;
-	e->pid = line_pid(line);
+	e->pid = line_pid(line, NULL, 0);
 	if (sscanf(f, "mm=%*[^,], dev=%u:%u, ino=%lu, addr=%lx, nr=%lu, huge=%lu, source=%15[^,], result=%39s",
 		   &e->file.major, &e->file.minor, &e->file.ino, &e->addr, &e->nr, &e->huge,
 		   e->source, e->result) != 8)
@@ -277,7 +285,7 @@ static int parse_block(const char *line, const char *name, struct block_ev *e)
 	r = strstr(f, " result=");
 	if (!a || !n || !r || strncmp(n + 10, name, len) || n[10 + len] != ',')
 		return -1;
-	e->pid = line_pid(line);
+	e->pid = line_pid(line, e->comm, sizeof(e->comm));
 	if (sscanf(a, " addr=%lx", &e->addr) != 1 || sscanf(r, " result=%39s", e->result) != 1)
 		return -1;
 	return 0;
@@ -404,8 +412,20 @@ static bool one_hint(const char *who, const struct prompt_ev *evs, int n,
 }
 
 /*
- * Are evs (n of them) one mm_khugepaged_collapse_file event per aligned
- * block of [start, end), each at its block, result=succeeded, from pid?
+ * A collapse_file() that made the THP: "succeeded", or, in a task that
+ * asked (as for MADV_COLLAPSE), "pte_mapped_hugepage", the result that has
+ * the caller map it.
+ */
+static bool collapsed(const char *result)
+{
+	return !strcmp(result, "succeeded") || !strcmp(result, "pte_mapped_hugepage");
+}
+
+/*
+ * Are evs (n of them) mm_khugepaged_collapse_file events of the aligned
+ * blocks of [start, end), from pid or from khugepaged (whose periodic pass
+ * may collapse a block at the same time: the task then maps what it made),
+ * with exactly one collapse that made the THP per block?
  */
 static bool block_each(const char *who, const struct block_ev *evs, int n, unsigned long start,
 		       unsigned long end, int pid)
@@ -413,17 +433,20 @@ static bool block_each(const char *who, const struct block_ev *evs, int n, unsig
 	unsigned long first = ROTHP_ALIGN_UP(start, ROTHP_PMD_SIZE);
 	long nr = rothp_pmd_blocks(start, end), i, idx;
 	char *seen = calloc(nr > 0 ? nr : 1, 1);
-	bool ok = nr > 0 && n == nr && seen;
+	bool ok = nr > 0 && seen, by;
 
 	for (i = 0; i < n; i++) {
 		idx = (long)((evs[i].addr - first) / ROTHP_PMD_SIZE);
-		if (evs[i].pid != pid || evs[i].addr < first || evs[i].addr % ROTHP_PMD_SIZE ||
-		    idx >= nr || !seen || seen[idx]++ || strcmp(evs[i].result, "succeeded")) {
-			ksft_print_msg("%s: pid %d %s addr=%#lx result=%s\n", who, evs[i].pid,
-				       events[EV_FILE], evs[i].addr, evs[i].result);
+		by = evs[i].pid == pid || !strcmp(evs[i].comm, "khugepaged");
+		if (!by || evs[i].addr < first || evs[i].addr % ROTHP_PMD_SIZE || idx >= nr ||
+		    !seen || (collapsed(evs[i].result) && seen[idx]++)) {
+			ksft_print_msg("%s: %s-%d %s addr=%#lx result=%s\n", who, evs[i].comm,
+				       evs[i].pid, events[EV_FILE], evs[i].addr, evs[i].result);
 			ok = false;
 		}
 	}
+	for (idx = 0; seen && idx < nr; idx++)
+		ok &= seen[idx] == 1;
 	ksft_print_msg("%s: %d %s events for %ld blocks\n", who, n, events[EV_FILE], nr);
 	free(seen);
 	return ok;
@@ -500,7 +523,7 @@ static const char *const on_results[] = {
 	"MADV_HUGEPAGE returns 0, every eligible block PMD-mapped when it returns",
 	"one prompt collapse event: the file, its first block, nr = huge, madvise, succeeded",
 	"it was emitted by the task that called madvise()",
-	"one mm_khugepaged_collapse_file event per block, succeeded, from that task",
+	"mm_khugepaged_collapse_file: each block succeeded once, by that task or khugepaged",
 	"MADV_HUGEPAGE again, VM_HUGEPAGE already set: no prompt event",
 	"MADV_NOHUGEPAGE, then MADV_HUGEPAGE: one prompt collapse event again, nr = huge",
 };

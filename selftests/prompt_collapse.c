@@ -45,7 +45,8 @@
  *  h. signal: madvise() of the 256 MiB textprog_big returns with all of it
  *     huge; a process SIGKILLed a quarter of the way through that hint
  *     dies of it well before the rest would have taken, the rest left
- *     small.
+ *     small. Skipped, saying so, where <dir> has no textprog_big (the
+ *     image puts it on ext4 only).
  *
  * "When madvise() returns" is read from smaps right after the call has
  * returned, touching nothing, and again for at most ROTHP_HINT_MS

@@ -533,6 +533,27 @@ static const char *const unpriv_after_results[] = {
 	"root's process_madvise(MADV_COLLAPSE) of the same target works",
 };
 
+/*
+ * Say which whole 2 MiB blocks of c's file are one huge folio in the page
+ * cache ('H') and which are not ('.'): where a hint that left blocks small
+ * stopped, or was beaten to them.
+ */
+static void print_cache_blocks(const char *who, struct copy *c)
+{
+	struct rothp_cache_block blk[64];
+	long nr = rothp_min_size(prog_size / PMD, ARRAY_SIZE(blk)), i;
+	char map[ARRAY_SIZE(blk) + 1];
+
+	if (rothp_cache_blocks(c->fd, 0, nr, blk)) {
+		ksft_print_msg("%s: cannot look at the page cache: %s\n", who, strerror(errno));
+		return;
+	}
+	for (i = 0; i < nr; i++)
+		map[i] = blk[i].huge ? 'H' : '.';
+	map[nr] = '\0';
+	ksft_print_msg("%s: the file's blocks in the page cache: %s\n", who, map);
+}
+
 /* Three cases: the target, the refusals (unpriv_what), and after them. */
 static void test_unprivileged(const struct rothp_case *tc)
 {
@@ -600,6 +621,7 @@ static void test_unprivileged(const struct rothp_case *tc)
 		       r.hint_rc, r.hint_rc ? strerror(r.hint_err) : "ok",
 		       r.hint_pmd >= 0 ? r.hint_pmd / 1024 : -1,
 		       ROTHP_ALIGN_DOWN(prog_size, PMD) >> 10);
+	print_cache_blocks("unprivileged: after its hint", &c);
 	rothp_report(after, 0, prompt_skip,
 		     !r.hint_rc && r.hint_pmd == (long)ROTHP_ALIGN_DOWN(prog_size, PMD));
 
