@@ -41,8 +41,8 @@ printf '%s\n' "${touched[@]}" >"$mdir/touched"
 declare -A needs=(
 	[fs/binfmt_elf.c]=BINFMT_ELF [fs/ext4/super.c]=EXT4_FS [fs/open.c]=''
 	[mm/filemap.c]='' [mm/khugepaged.c]=TRANSPARENT_HUGEPAGE
-	[mm/madvise.c]=ADVISE_SYSCALLS [mm/memory.c]=MMU [mm/page-writeback.c]=''
-	[mm/vmstat.c]=''
+	[mm/madvise.c]=ADVISE_SYSCALLS [mm/memory.c]=MMU [mm/mmap.c]=MMU
+	[mm/page-writeback.c]='' [mm/vmstat.c]=''
 )
 # Objects that #include a touched C file, and the option that builds them:
 # their warnings name the touched file.

@@ -13,10 +13,11 @@
  *          PMD-mapped when the call returns, and the trace holds one
  *          mm_khugepaged_prompt_collapse event (the file's dev and ino, the
  *          first block's address, nr and huge the blocks of the range,
- *          source=madvise, result=succeeded) and, for the blocks, one
- *          mm_khugepaged_collapse_file event each (its address,
- *          result=succeeded), all from the task that called madvise(); a
- *          repeated madvise() emits nothing; after MADV_NOHUGEPAGE,
+ *          source=madvise, result=succeeded), emitted by the task that
+ *          called madvise(), and mm_khugepaged_collapse_file events that
+ *          collapse each block once, in that task or in khugepaged (woken
+ *          by the same madvise(), it may win a block the task then maps);
+ *          a repeated madvise() emits nothing; after MADV_NOHUGEPAGE,
  *          MADV_HUGEPAGE hints again;
  *   split: the first copy, now huge in the page cache and no longer
  *          executed, opened O_RDONLY, then O_RDWR: nothing; then a
