@@ -679,45 +679,19 @@ static double exec_storm(const char *label)
 /* --- cc1 under THP always --------------------------------------------- */
 
 /*
- * CC1_FUNCS functions with loops, a switch, structs and floating point,
- * and one that calls them all, for cc1 -O2 to run its inliner, loop and
- * vector passes on for tens of seconds under TCG. No #include: the guest
- * has no headers.
+ * CC1_FUNCS functions for cc1 (rothp_cc1_source()), for cc1 -O2 to run its
+ * inliner, loop and vector passes on for tens of seconds under TCG.
  */
 static void make_cc1_source(void)
 {
 	FILE *fp;
-	int i;
 
 	if (rothp_scratch_add(CC1_SRC))
 		rothp_bench_fail("cannot register " CC1_SRC);
 	fp = fopen(CC1_SRC, "w");
 	if (!fp)
 		rothp_bench_fail(CC1_SRC ": %s", strerror(errno));
-	for (i = 0; i < CC1_FUNCS; i++) {
-		fprintf(fp, "struct s%d { int k[8]; long v; double w; };\n", i);
-		fprintf(fp, "static long f%d(const int *a, int n, struct s%d *s, long seed)\n{\n",
-			i, i);
-		fprintf(fp, "\tlong acc = seed + %d;\n\tint i, j;\n\n", i * 7 + 3);
-		fprintf(fp, "\tfor (i = 0; i < n; i++) {\n");
-		fprintf(fp, "\t\tacc += (a[i] * %d) ^ (acc >> %d);\n", i + 13, i % 13 + 1);
-		fprintf(fp, "\t\tfor (j = 0; j < 8; j++)\n");
-		fprintf(fp, "\t\t\ts->k[j] += (a[(i + j) %% n] * %d) >> (j & 3);\n\t}\n",
-			i % 5 + 3);
-		fprintf(fp, "\tswitch (acc & 7) {\n");
-		fprintf(fp, "\tcase 0: acc += %d; break;\n", i * 3);
-		fprintf(fp, "\tcase 1: acc ^= %d; break;\n", i * 5);
-		fprintf(fp, "\tcase 2: acc -= s->k[%d]; break;\n", i % 8);
-		fprintf(fp, "\tcase 3: acc *= %d; break;\n", i % 9 + 2);
-		fprintf(fp, "\tdefault: acc += s->v; break;\n\t}\n");
-		fprintf(fp, "\ts->v = acc;\n");
-		fprintf(fp, "\ts->w = s->w * %d.5 + (double)acc / (n + %d);\n", i % 7, i + 1);
-		fprintf(fp, "\treturn acc + (long)s->w;\n}\n\n");
-	}
-	fprintf(fp, "long run_all(const int *a, int n)\n{\n\tlong acc = 0;\n\n");
-	for (i = 0; i < CC1_FUNCS; i++)
-		fprintf(fp, "\t{ static struct s%d s; acc = f%d(a, n, &s, acc); }\n", i, i);
-	fprintf(fp, "\treturn acc;\n}\n");
+	rothp_cc1_source(fp, CC1_FUNCS);
 	if (fclose(fp))
 		rothp_bench_fail("writing " CC1_SRC ": %s", strerror(errno));
 }
@@ -755,14 +729,7 @@ static pid_t cc1_start(void)
 
 static void cc1_fail(int status)
 {
-	char line[256];
-	FILE *fp = fopen(CC1_ERR, "r");
-	int n = 0;
-
-	while (fp && n++ < 8 && fgets(line, sizeof(line), fp))
-		printf("# cc1: %s", line);
-	if (fp)
-		fclose(fp);
+	rothp_cc1_print_errors(CC1_ERR);
 	rothp_bench_fail("cc1 ended with status %#x", status);
 }
 

@@ -84,42 +84,17 @@ struct cc1_result {
 };
 
 /*
- * NR_FUNCS functions with loops, a switch, structs and floating point, and
- * one that calls them all: enough for -O2 to run its inliner, loop and
- * vector passes, small enough for a run to take about a second under TCG.
- * No #include: the guest has no headers.
+ * NR_FUNCS functions for cc1 (rothp_cc1_source()): enough for -O2 to run
+ * its inliner, loop and vector passes, small enough for a run to take
+ * about a second under TCG.
  */
 static void make_source(void)
 {
 	FILE *fp = open_memstream(&src, &src_len);
-	int i;
 
 	if (!fp)
 		ksft_exit_fail_msg("open_memstream: %s\n", strerror(errno));
-	for (i = 0; i < NR_FUNCS; i++) {
-		fprintf(fp, "struct s%d { int k[8]; long v; double w; };\n", i);
-		fprintf(fp, "static long f%d(const int *a, int n, struct s%d *s, long seed)\n{\n",
-			i, i);
-		fprintf(fp, "\tlong acc = seed + %d;\n\tint i, j;\n\n", i * 7 + 3);
-		fprintf(fp, "\tfor (i = 0; i < n; i++) {\n");
-		fprintf(fp, "\t\tacc += (a[i] * %d) ^ (acc >> %d);\n", i + 13, i % 13 + 1);
-		fprintf(fp, "\t\tfor (j = 0; j < 8; j++)\n");
-		fprintf(fp, "\t\t\ts->k[j] += (a[(i + j) %% n] * %d) >> (j & 3);\n\t}\n",
-			i % 5 + 3);
-		fprintf(fp, "\tswitch (acc & 7) {\n");
-		fprintf(fp, "\tcase 0: acc += %d; break;\n", i * 3);
-		fprintf(fp, "\tcase 1: acc ^= %d; break;\n", i * 5);
-		fprintf(fp, "\tcase 2: acc -= s->k[%d]; break;\n", i % 8);
-		fprintf(fp, "\tcase 3: acc *= %d; break;\n", i % 9 + 2);
-		fprintf(fp, "\tdefault: acc += s->v; break;\n\t}\n");
-		fprintf(fp, "\ts->v = acc;\n");
-		fprintf(fp, "\ts->w = s->w * %d.5 + (double)acc / (n + %d);\n", i % 7, i + 1);
-		fprintf(fp, "\treturn acc + (long)s->w;\n}\n\n");
-	}
-	fprintf(fp, "long run_all(const int *a, int n)\n{\n\tlong acc = 0;\n\n");
-	for (i = 0; i < NR_FUNCS; i++)
-		fprintf(fp, "\t{ static struct s%d s; acc = f%d(a, n, &s, acc); }\n", i, i);
-	fprintf(fp, "\treturn acc;\n}\n");
+	rothp_cc1_source(fp, NR_FUNCS);
 	if (fclose(fp))
 		ksft_exit_fail_msg("generating the source: %s\n", strerror(errno));
 }
@@ -267,19 +242,6 @@ static int cc1_start(struct cc1_proc *c)
 	return 0;
 }
 
-/* Print what cc1 said on stderr, a few lines. */
-static void print_cc1_errors(void)
-{
-	char line[256];
-	FILE *fp = fopen(ERR_PATH, "r");
-	int n = 0;
-
-	while (fp && n++ < 8 && fgets(line, sizeof(line), fp))
-		ksft_print_msg("cc1: %s", line);
-	if (fp)
-		fclose(fp);
-}
-
 /* Feed it the source, read its assembly, reap it. */
 static int cc1_finish(struct cc1_proc *c, struct cc1_result *r)
 {
@@ -319,7 +281,7 @@ static int cc1_finish(struct cc1_proc *c, struct cc1_result *r)
 			ksft_print_msg("cc1 killed by signal %d\n", WTERMSIG(r->status));
 		else
 			ksft_print_msg("cc1 exit status %d\n", WEXITSTATUS(r->status));
-		print_cc1_errors();
+		rothp_cc1_print_errors(ERR_PATH);
 	}
 	return ret;
 }

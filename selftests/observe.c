@@ -181,26 +181,49 @@ static void trace_clear(void)
 		ksft_exit_fail_msg("cannot clear %strace: %s\n", ROTHP_TRACEFS, strerror(errno));
 }
 
+/* The trace, read whole, or exit failing. */
+static char *trace_read(void)
+{
+	size_t len;
+	char *buf = read_stream(ROTHP_TRACEFS "trace", &len);
+
+	if (!buf)
+		ksft_exit_fail_msg("cannot read %strace: %s\n", ROTHP_TRACEFS, strerror(errno));
+	return buf;
+}
+
+/*
+ * The next line of a trace_read() buffer from *pos on, ended in place and
+ * *pos moved past it; the comment lines ("#") are passed over. NULL after
+ * the last line.
+ */
+static char *trace_next(char **pos)
+{
+	char *line;
+
+	while ((line = *pos) && *line) {
+		*pos = strchr(line, '\n');
+		if (*pos)
+			*(*pos)++ = '\0';
+		if (line[0] != '#')
+			return line;
+	}
+	return NULL;
+}
+
 /*
  * Count the lines of the trace for event ev that contain every one of the
  * (up to two) strings given, NULL meaning none.
  */
 static long trace_count(const char *ev, const char *s1, const char *s2)
 {
-	char *buf, *line, *next;
+	char *buf = trace_read(), *pos = buf, *line;
 	char tag[128];
 	long n = 0;
-	size_t len;
 
-	buf = read_stream(ROTHP_TRACEFS "trace", &len);
-	if (!buf)
-		ksft_exit_fail_msg("cannot read %strace: %s\n", ROTHP_TRACEFS, strerror(errno));
 	snprintf(tag, sizeof(tag), " %s: ", ev);
-	for (line = buf; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (line[0] == '#' || !strstr(line, tag))
+	while ((line = trace_next(&pos))) {
+		if (!strstr(line, tag))
 			continue;
 		if ((s1 && !strstr(line, s1)) || (s2 && !strstr(line, s2)))
 			continue;
@@ -300,20 +323,13 @@ static int parse_block(const char *line, const char *name, struct block_ev *e)
  */
 static int prompt_events(const struct file_id *id, struct prompt_ev *evs, int max, int *bad)
 {
-	char *buf, *line, *next;
+	char *buf = trace_read(), *pos = buf, *line;
 	struct prompt_ev e;
-	size_t len;
 	int n = 0;
 
 	*bad = 0;
-	buf = read_stream(ROTHP_TRACEFS "trace", &len);
-	if (!buf)
-		ksft_exit_fail_msg("cannot read %strace: %s\n", ROTHP_TRACEFS, strerror(errno));
-	for (line = buf; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (line[0] == '#' || !event_fields(line, EV_PROMPT))
+	while ((line = trace_next(&pos))) {
+		if (!event_fields(line, EV_PROMPT))
 			continue;
 		if (parse_prompt(line, &e)) {
 			if ((*bad)++ < 3)
@@ -324,36 +340,25 @@ static int prompt_events(const struct file_id *id, struct prompt_ev *evs, int ma
 		    e.file.ino != id->ino)
 			continue;
 		if (n < max)
-			evs[n] = e;
-		n++;
+			evs[n++] = e;
 	}
 	free(buf);
-	return n < max ? n : max;
+	return n;
 }
 
 /* The mm_khugepaged_collapse_file events of the file named name: as prompt_events(). */
 static int block_events(const char *name, struct block_ev *evs, int max)
 {
-	char *buf, *line, *next;
+	char *buf = trace_read(), *pos = buf, *line;
 	struct block_ev e;
-	size_t len;
 	int n = 0;
 
-	buf = read_stream(ROTHP_TRACEFS "trace", &len);
-	if (!buf)
-		ksft_exit_fail_msg("cannot read %strace: %s\n", ROTHP_TRACEFS, strerror(errno));
-	for (line = buf; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (line[0] == '#' || parse_block(line, name, &e))
-			continue;
-		if (n < max)
-			evs[n] = e;
-		n++;
+	while (n < max && (line = trace_next(&pos))) {
+		if (!parse_block(line, name, &e))
+			evs[n++] = e;
 	}
 	free(buf);
-	return n < max ? n : max;
+	return n;
 }
 
 /*

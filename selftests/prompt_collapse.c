@@ -886,7 +886,7 @@ int main(int argc, char **argv)
 	struct rothp_neighbour nb;
 	uint64_t seed;
 	struct stat st;
-	long blocks, on;
+	long blocks;
 	size_t r, len;
 	int fd;
 
@@ -898,17 +898,8 @@ int main(int argc, char **argv)
 
 	if (rothp_thp_save())
 		ksft_exit_fail_msg("cannot save THP settings\n");
-	if (!skip) {
-		if (rothp_prompt_save(&on))
-			ksft_exit_fail_msg("cannot read %s: %s\n", ROTHP_PROMPT_KNOB,
-					   strerror(errno));
-		if (on != 1 && rothp_prompt_set(1))
-			ksft_exit_fail_msg("cannot set prompt_collapse=1\n");
-	}
 	/* Before the neighbour: a write to scan_sleep_millisecs wakes khugepaged. */
-	rothp_thp_set_checked("enabled", "madvise");
-	if (rothp_thp_khugepaged_defaults())
-		ksft_exit_fail_msg("cannot set khugepaged's default tunables\n");
+	rothp_prompt_setup_checked(skip);
 	ksft_print_msg("THP enabled=madvise, khugepaged defaults: 4096 pages a pass, 10 s sleeps\n");
 
 	fd = open(prog, O_RDONLY);

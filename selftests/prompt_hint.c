@@ -1280,7 +1280,7 @@ static const struct rothp_case cases[] = {
 int main(int argc, char **argv)
 {
 	struct rothp_neighbour nb;
-	long on, huge, resident = -1;
+	long huge, resident = -1;
 	struct flood f;
 
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
@@ -1300,16 +1300,7 @@ int main(int argc, char **argv)
 
 	if (rothp_thp_save())
 		ksft_exit_fail_msg("cannot save the THP settings\n");
-	if (!skip) {
-		if (rothp_prompt_save(&on))
-			ksft_exit_fail_msg("cannot read %s: %s\n", ROTHP_PROMPT_KNOB,
-					   strerror(errno));
-		if (on != 1 && rothp_prompt_set(1))
-			ksft_exit_fail_msg("cannot set prompt_collapse=1\n");
-	}
-	rothp_thp_set_checked("enabled", "madvise");
-	if (rothp_thp_khugepaged_defaults())
-		ksft_exit_fail_msg("cannot set khugepaged's default tunables\n");
+	rothp_prompt_setup_checked(skip);
 	if (rothp_memcg_setup(memcg_why, sizeof(memcg_why))) {
 		memcg_skip = memcg_why;
 	} else if (rothp_cgroup_create(&cg, CG_NAME)) {

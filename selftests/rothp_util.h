@@ -19,5 +19,6 @@
 #include "util_prompt.h"
 #include "util_bench.h"
 #include "util_trace.h"
+#include "util_cc1.h"
 
 #endif /* __ROTHP_UTIL_H */

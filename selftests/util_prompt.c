@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Prompt collapse: its switch, watching what a hint maps, the busy
- * neighbour, and textproc_wait_huge().
+ * Prompt collapse: its switch and the tests' settings, watching what a
+ * hint maps, the busy neighbour, and textproc_wait_huge().
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,6 +46,38 @@ int rothp_prompt_set(long on)
 
 	snprintf(buf, sizeof(buf), "%lu", (unsigned long)on);
 	return rothp_thp_set_str(ROTHP_PROMPT_KNOB, buf);
+}
+
+/*
+ * Where the prompt collapse tests start from, the THP knobs saved: unless
+ * skip (rothp_prompt_skip(): the kernel has no switch), the switch saved
+ * with them, and turned on if it was off; THP "madvise" and khugepaged's
+ * default tunables. 0, or -1 with why saying what failed.
+ */
+int rothp_prompt_setup(const char *skip, char *why, size_t len)
+{
+	long on;
+
+	if (!skip) {
+		if (rothp_prompt_save(&on)) {
+			snprintf(why, len, "cannot read %s: %s", ROTHP_PROMPT_KNOB,
+				 strerror(errno));
+			return -1;
+		}
+		if (on != 1 && rothp_prompt_set(1)) {
+			snprintf(why, len, "cannot set prompt_collapse=1");
+			return -1;
+		}
+	}
+	if (rothp_thp_set_str("enabled", "madvise")) {
+		snprintf(why, len, "cannot set THP enabled=madvise");
+		return -1;
+	}
+	if (rothp_thp_khugepaged_defaults()) {
+		snprintf(why, len, "cannot set khugepaged's default tunables");
+		return -1;
+	}
+	return 0;
 }
 
 /*

@@ -4,14 +4,16 @@
  * VM_HUGEPAGE on an executable file mapping (and, under THP "always", the
  * mmap() of one, execve() included) "hints" the range: before the call
  * returns to user space, the calling thread collapses each aligned 2 MiB
- * block and maps it with a PMD in its own mm. Its switch; watching a
- * mapping become PMD-mapped once such a call has returned; a busy neighbour
- * for khugepaged; waiting for a textprog's text to be huge.
+ * block and maps it with a PMD in its own mm. Its switch, and the settings
+ * the prompt collapse tests start from; watching a mapping become
+ * PMD-mapped once such a call has returned; a busy neighbour for
+ * khugepaged; waiting for a textprog's text to be huge.
  */
 #ifndef __ROTHP_UTIL_PROMPT_H
 #define __ROTHP_UTIL_PROMPT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 struct textproc;
@@ -58,6 +60,16 @@ struct rothp_huge_wait {
 const char *rothp_prompt_skip(void);
 int rothp_prompt_read(long *on);
 int rothp_prompt_set(long on);
+int rothp_prompt_setup(const char *skip, char *why, size_t len);
+
+/* rothp_prompt_setup(), or exit failing. */
+#define rothp_prompt_setup_checked(skip) do {				\
+	char __why[256];						\
+									\
+	if (rothp_prompt_setup((skip), __why, sizeof(__why)))		\
+		ksft_exit_fail_msg("%s\n", __why);			\
+} while (0)
+
 long rothp_hint_wait(pid_t pid, unsigned long addr, long eligible, long cap_ms,
 		     struct rothp_hint_wait *hw);
 bool rothp_hint_done(const struct rothp_hint_wait *hw);
