@@ -15,8 +15,8 @@
  *          first block's address, nr and huge the blocks of the range,
  *          source=madvise, result=succeeded), emitted by the task that
  *          called madvise(), and mm_khugepaged_collapse_file events that
- *          collapse each block once, in that task or in khugepaged (woken
- *          by the same madvise(), it may win a block the task then maps);
+ *          collapse each block once, all in that task (khugepaged, woken
+ *          by the same madvise(), leaves the text to it meanwhile);
  *          a repeated madvise() emits nothing; after MADV_NOHUGEPAGE,
  *          MADV_HUGEPAGE hints again;
  *   split: the first copy, now huge in the page cache and no longer
@@ -429,9 +429,9 @@ static bool collapsed(const char *result)
 
 /*
  * Are evs (n of them) mm_khugepaged_collapse_file events of the aligned
- * blocks of [start, end), from pid or from khugepaged (whose periodic pass
- * may collapse a block at the same time: the task then maps what it made),
- * with exactly one collapse that made the THP per block?
+ * blocks of [start, end), all from pid (khugepaged, woken by the same
+ * madvise(), leaves the text to the task while its hint is pending), with
+ * exactly one collapse that made the THP per block?
  */
 static bool block_each(const char *who, const struct block_ev *evs, int n, unsigned long start,
 		       unsigned long end, int pid)
@@ -443,7 +443,7 @@ static bool block_each(const char *who, const struct block_ev *evs, int n, unsig
 
 	for (i = 0; i < n; i++) {
 		idx = (long)((evs[i].addr - first) / ROTHP_PMD_SIZE);
-		by = evs[i].pid == pid || !strcmp(evs[i].comm, "khugepaged");
+		by = evs[i].pid == pid;
 		if (!by || evs[i].addr < first || evs[i].addr % ROTHP_PMD_SIZE || idx >= nr ||
 		    !seen || (collapsed(evs[i].result) && seen[idx]++)) {
 			ksft_print_msg("%s: %s-%d %s addr=%#lx result=%s\n", who, evs[i].comm,
