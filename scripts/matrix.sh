@@ -84,9 +84,11 @@ must_have() {
 	esac
 }
 
-# configure CONFIG TREE OBJ: the configuration's .config in OBJ.
+# configure CONFIG TREE OBJ [each]: the configuration's .config in OBJ.
+# With "each", TREE is the series up to one of its patches, which may not
+# know the options later patches add: those are not required.
 configure() {
-	local cfg=$1 tree=$2 obj=$3 vars own
+	local cfg=$1 tree=$2 obj=$3 each=${4:-} vars own
 	vars=$(make_vars "$cfg")
 	own=$mdir/$cfg.fragment
 	own_fragment "$cfg" >"$own"
@@ -119,7 +121,7 @@ configure() {
 	# The configurations that turn nothing off get every option the
 	# check kernel has, as build.sh checks it; the others drop what
 	# depends on the option they turn off, and are checked for that one.
-	case "$cfg" in
+	case "$cfg$each" in
 	x86_64 | clang)
 		check_fragments "$obj/.config" "${frags[@]}" ||
 			{ echo "matrix: $cfg: options of kernel-config/ were not applied"; return 1; }
@@ -224,7 +226,7 @@ each_patch() {
 		i=$((i + 1))
 		git -C "$tree" checkout -q --detach "$c" ||
 			{ echo "matrix: $cfg: cannot check out patch $i"; return 1; }
-		configure "$cfg" "$tree" "$obj" >"$mlog/$cfg.each.config.log" 2>&1 ||
+		configure "$cfg" "$tree" "$obj" each >"$mlog/$cfg.each.config.log" 2>&1 ||
 			{ echo "matrix: $cfg: patch $i does not configure"; return 1; }
 		mapfile -t objs < <(enabled_objs "$obj")
 		# shellcheck disable=SC2086
