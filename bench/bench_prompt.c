@@ -983,6 +983,8 @@ int main(int argc, char **argv)
 	struct scene flood = { .what = "flood", .path = prog, .neighbour = true, .flood = true,
 			       .cap_s = FLOOD_CAP_S };
 	struct utsname u;
+	const char *skip;
+	char why[256];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc != 2)
@@ -999,13 +1001,10 @@ int main(int argc, char **argv)
 	snprintf(cc1_env, sizeof(cc1_env), "LD_LIBRARY_PATH=%s/gcc/lib", dir);
 	if (rothp_thp_save())
 		rothp_bench_fail("cannot save the THP settings");
-	has_prompt = !rothp_prompt_skip();
-	if (has_prompt && rothp_prompt_save(NULL))
-		rothp_bench_fail("cannot read %s: %s", ROTHP_PROMPT_KNOB, strerror(errno));
-	prompt_set(1);
-	rothp_bench_thp_set("enabled", "madvise");
-	if (rothp_thp_khugepaged_defaults())
-		rothp_bench_fail("cannot set khugepaged's default tunables");
+	skip = rothp_prompt_skip();
+	has_prompt = !skip;
+	if (rothp_prompt_setup(skip, why, sizeof(why)))
+		rothp_bench_fail("%s", why);
 	uname(&u);
 	printf("# kernel %s, %d cpus, %s; %s\n", u.release, rothp_nr_cpus(), dir,
 	       has_prompt ? "prompt_collapse=1" : ROTHP_NO_PROMPT);
