@@ -32,12 +32,15 @@
  *          nothing in (huge=0, result=exceed_none_pte); an mmap(PROT_READ)
  *          of it emits nothing; textprog started from the copy under THP
  *          "always" gets its text hinted at execve(): source=exec, every
- *          block huge, from textprog;
+ *          block huge, from textprog; textprog_nosep, whose text is its
+ *          first PT_LOAD, which execve() maps over the whole image before
+ *          it maps data and bss over the rest, gets one exec event whose
+ *          blocks past the text are counted as skipped, not failed;
  *   off:   the same madvise with prompt_collapse=0 on a third copy:
  *          nothing PMD-mapped, no prompt event names the file.
  * The events are read as their formats print them, the prompt collapse
  * one as "mm=%p, dev=%u:%u, ino=%lu, addr=%lx, nr=%lu, huge=%lu,
- * source=%s, result=%s". 6.12 has neither the prompt collapse switch nor
+ * skipped=%lu, source=%s, result=%s". 6.12 has neither the prompt collapse switch nor
  * the events: every part but abi skips there, saying so.
  *
  * Each part's results are named in its table below: the plan is their sum.
@@ -60,6 +63,7 @@
 #define COPY_NAME	"observe.copy"
 #define OFF_NAME	"observe-off.copy"
 #define MMAP_NAME	"observe-mmap.copy"
+#define NOSEP_NAME	"textprog_nosep"	/* a program of the test disk, not a copy */
 #define MAX_EVENTS	1024
 
 /* The events this test switches on, in group huge_memory. */
@@ -88,7 +92,7 @@ struct file_id {
 struct prompt_ev {
 	int pid;		/* of the task it was emitted in */
 	struct file_id file;
-	unsigned long addr, nr, huge;
+	unsigned long addr, nr, huge, skipped;
 	char source[16];
 	char result[40];
 };
@@ -273,8 +277,8 @@ static const char *event_fields(const char *line, enum event ev)
 
 /*
  * Parse an mm_khugepaged_prompt_collapse line: "mm=%p, dev=%u:%u, ino=%lu,
- * addr=%lx, nr=%lu, huge=%lu, source=%s, result=%s". 0, or -1 when it
- * does not read so.
+ * addr=%lx, nr=%lu, huge=%lu, skipped=%lu, source=%s, result=%s". 0, or -1
+ * when it does not read so.
  */
 static int parse_prompt(const char *line, struct prompt_ev *e)
 {
@@ -284,9 +288,9 @@ static int parse_prompt(const char *line, struct prompt_ev *e)
 	if (!f)
 		return -1;
 	e->pid = line_pid(line, NULL, 0);
-	if (sscanf(f, "mm=%*[^,], dev=%u:%u, ino=%lu, addr=%lx, nr=%lu, huge=%lu, source=%15[^,], result=%39s",
+	if (sscanf(f, "mm=%*[^,], dev=%u:%u, ino=%lu, addr=%lx, nr=%lu, huge=%lu, skipped=%lu, source=%15[^,], result=%39s",
 		   &e->file.major, &e->file.minor, &e->file.ino, &e->addr, &e->nr, &e->huge,
-		   e->source, e->result) != 8)
+		   &e->skipped, e->source, e->result) != 9)
 		return -1;
 	return 0;
 }
@@ -375,9 +379,9 @@ static bool prompt_trace(const char *who, const struct file_id *id, struct promp
 		ksft_print_msg("%s: %d prompt event lines not in their documented format\n", who,
 			       bad);
 	for (i = 0; i < *n; i++)
-		ksft_print_msg("%s: pid %d %s addr=%#lx nr=%lu huge=%lu source=%s result=%s\n",
+		ksft_print_msg("%s: pid %d %s addr=%#lx nr=%lu huge=%lu skipped=%lu source=%s result=%s\n",
 			       who, evs[i].pid, events[EV_PROMPT], evs[i].addr, evs[i].nr,
-			       evs[i].huge, evs[i].source, evs[i].result);
+			       evs[i].huge, evs[i].skipped, evs[i].source, evs[i].result);
 	return have[EV_PROMPT] && !bad;
 }
 
@@ -408,11 +412,11 @@ static bool one_hint(const char *who, const struct prompt_ev *evs, int n,
 		ksft_print_msg("%s: %d prompt events for the file, want 1\n", who, n);
 		return false;
 	}
-	if (e->addr == first && (long)e->nr == nr && (long)e->huge == huge &&
+	if (e->addr == first && (long)e->nr == nr && (long)e->huge == huge && !e->skipped &&
 	    !strcmp(e->source, w->source) && !strcmp(e->result, w->result) &&
 	    (w->pid < 0 || e->pid == w->pid))
 		return true;
-	ksft_print_msg("%s: want pid %d addr=%#lx nr=%ld huge=%ld source=%s result=%s\n", who,
+	ksft_print_msg("%s: want pid %d addr=%#lx nr=%ld huge=%ld skipped=0 source=%s result=%s\n", who,
 		       w->pid, first, nr, huge, w->source, w->result);
 	return false;
 }
@@ -582,10 +586,45 @@ static const char *const mmap_results[] = {
 	"the same of the file not in the page cache reads nothing in: huge=0, exceed_none_pte",
 	"THP always: mmap(PROT_READ) of it emits no prompt event",
 	"textprog started from it under THP always: one event, exec, from textprog, nr = huge",
+	"textprog_nosep under THP always: one exec event, its text huge, the rest skipped",
 };
 
+/*
+ * mmap's last result: execve() maps textprog_nosep's first PT_LOAD, its
+ * text, over the image's whole size, then data and bss over the rest. The
+ * blocks of that range that are no longer text when the task comes to them
+ * are counted as skipped: its text all huge, the result is "succeeded".
+ */
+static void check_nosep(const struct rothp_case *c, const char *path)
+{
+	struct file_id id = file_of(path);
+	struct prompt_ev evs[MAX_EVENTS];
+	struct textproc tp;
+	long pmd, text;
+	bool ok;
+	int n;
+
+	rothp_fresh_cache_checked(path);
+	trace_clear();
+	if (textproc_start(&tp, path, "none"))
+		ksft_exit_fail_msg("cannot start %s\n", path);
+	ok = prompt_trace("exec: nosep", &id, evs, &n);
+	pmd = rothp_file_pmd_mapped(tp.pid, tp.start);
+	text = rothp_pmd_blocks(tp.start, tp.end);
+	ksft_print_msg("exec: nosep: FilePmdMapped %ld kB, %ld whole blocks of text\n",
+		       pmd / 1024, text);
+	ok = ok && n == 1 && evs[0].pid == tp.pid && !strcmp(evs[0].source, "exec") &&
+	     !strcmp(evs[0].result, "succeeded") && text > 0 &&
+	     (long)evs[0].huge == text && pmd == text * (long)ROTHP_PMD_SIZE &&
+	     evs[0].skipped > 0 && evs[0].huge + evs[0].skipped == evs[0].nr;
+	if (!ok)
+		ksft_print_msg("exec: nosep: want one exec event from pid %d, huge=%ld, skipped > 0, huge + skipped = nr, succeeded\n",
+			       tp.pid, text);
+	rothp_report(c, 5, NULL, !textproc_stop(&tp) && ok);
+}
+
 /* mmap: the hint at mmap() and at execve() under THP "always". */
-static void check_mmap(const struct rothp_case *c, const char *path)
+static void check_mmap(const struct rothp_case *c, const char *path, const char *nosep)
 {
 	struct file_id id = file_of(path);
 	struct prompt_ev evs[MAX_EVENTS];
@@ -657,6 +696,7 @@ static void check_mmap(const struct rothp_case *c, const char *path)
 				.source = "exec", .result = "succeeded" };
 	ok = ok && one_hint("exec", evs, n, &w);
 	rothp_report(c, 4, NULL, !textproc_stop(&tp) && ok);
+	check_nosep(c, nosep);
 	rothp_thp_set_checked("enabled", "madvise");
 }
 
@@ -781,6 +821,7 @@ static void skip_from(enum part first, const char *why)
 int main(int argc, char **argv)
 {
 	char prog[PATH_MAX], copy[PATH_MAX], off_copy[PATH_MAX], mmap_copy[PATH_MAX];
+	char nosep[PATH_MAX];
 	struct file_id copy_id, off_id;
 	const char *dir, *why;
 	struct textproc tp;
@@ -838,7 +879,9 @@ int main(int argc, char **argv)
 	ksft_print_msg("split: %ld of %ld blocks of the copy are huge folios\n", huge, nr);
 	check_split(&cases[SPLIT], copy, large, huge);
 
-	check_mmap(&cases[MMAP], mmap_copy);
+	if (snprintf(nosep, sizeof(nosep), "%s/%s", dir, NOSEP_NAME) >= (int)sizeof(nosep))
+		ksft_exit_fail_msg("path too long: %s\n", dir);
+	check_mmap(&cases[MMAP], mmap_copy, nosep);
 
 	rothp_fresh_cache_checked(off_copy);
 	ok = textproc_start_action(&tp, off_copy, "none", "off: start");

@@ -1174,7 +1174,8 @@ static void trace_field(const char *line, const char *name, char *buf, size_t le
 
 static void storm_trace_report(void)
 {
-	char kinds[HINT_KINDS][128], line[1024], src[32], res[48], nr[16], huge[16], key[128];
+	char kinds[HINT_KINDS][128], line[1024], src[32], res[48], key[128];
+	char nr[16], huge[16], skipped[16];
 	int counts[HINT_KINDS] = { 0 }, n = 0, i;
 	FILE *fp;
 
@@ -1192,8 +1193,9 @@ static void storm_trace_report(void)
 		trace_field(line, "result=", res, sizeof(res));
 		trace_field(line, " nr=", nr, sizeof(nr));
 		trace_field(line, "huge=", huge, sizeof(huge));
+		trace_field(line, "skipped=", skipped, sizeof(skipped));
 		snprintf(key, sizeof(key), "%s %s%s", src, res,
-			 strcmp(nr, huge) ? " (blocks left small)" : "");
+			 atol(nr) != atol(huge) + atol(skipped) ? " (blocks left small)" : "");
 		for (i = 0; i < n && strcmp(kinds[i], key); i++)
 			;
 		if (i == n && n < HINT_KINDS)
