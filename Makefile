@@ -73,11 +73,24 @@ build: apply
 image: apply
 	@$(S)/image.sh
 
+# The variables a target reads are checked before anything is fetched or
+# built (scripts/vars.sh); KERNEL and PREEMPT above.
+goal_vars := $(addsuffix -vars,$(filter check demo stress bench,$(MAKECMDGOALS)))
+VARS_RULES := check-vars demo-vars stress-vars bench-vars
+.PHONY: $(VARS_RULES)
+$(VARS_RULES):
+	@DEBUG='$(DEBUG)' DURATION='$(DURATION)' $(S)/vars.sh $(@:-vars=)
+deps: | $(goal_vars)
+
+# A guest run that fails (no boot, a crash, the time limit) says so, and
+# its results are still parsed: the runner's missing plan or end fails the
+# check with the rest of what ran.
 check: apply
 	@$(S)/build.sh $(KERNEL) $(check_flavour)
 	@$(S)/image.sh
 	@$(S)/test-host.sh results/host
-	@$(S)/boot.sh $(check_name) check results/$(check_name) || true
+	@$(S)/boot.sh $(check_name) check results/$(check_name) || \
+		echo "rothp: the $(check_name) guest run failed (above); what it reported follows" >&2
 	@mkdir -p results
 	@$(S)/rothp-host parse results/$(check_name) results/check.ktap results/host
 
@@ -88,7 +101,8 @@ check-full:
 demo: apply
 	@$(S)/build.sh $(KERNEL) $(demo_flavour)
 	@$(S)/image.sh
-	@$(S)/boot.sh $(demo_name) demo results/demo-$(demo_name) || true
+	@$(S)/boot.sh $(demo_name) demo results/demo-$(demo_name) || \
+		{ echo "rothp: the $(demo_name) demo guest failed (above)" >&2; exit 1; }
 	@$(S)/show-demo.sh results/demo-$(demo_name)
 
 # stress: the soak. The guest gets DURATION seconds of stress plus half an
@@ -99,7 +113,8 @@ stress: apply
 	@$(S)/build.sh $(KERNEL) $(check_flavour)
 	@$(S)/image.sh
 	@BOOT_TIMEOUT=$$(($(DURATION) + 1800)) \
-		$(S)/boot.sh $(check_name) stress results/stress-$(check_name) duration=$(DURATION) || true
+		$(S)/boot.sh $(check_name) stress results/stress-$(check_name) duration=$(DURATION) || \
+		echo "rothp: the $(check_name) stress guest run failed (above); what it reported follows" >&2
 	@mkdir -p results
 	@$(S)/rothp-host parse results/stress-$(check_name) results/stress.ktap
 
