@@ -42,6 +42,12 @@ run_logged "extracting $tarball" "$LOGS/fetch.log" \
 mv "$BUILD/src/.extract/$pkg" "$SRC"
 rmdir "$BUILD/src/.extract"
 upstream=$(make -s -C "$SRC" kernelversion)
+# The same commit on every machine: the package's tree, by the same author,
+# dated by the package's Debian changelog, so that the base-commit: of
+# patches/ names the tree the series applies to wherever it is fetched.
+changelog=/usr/share/doc/$pkg/changelog.Debian.gz
+base_date=$(zcat "$changelog" 2>/dev/null | sed -n 's/^ -- .*>  //p' | head -n 1)
+[ -n "$base_date" ] || die "$changelog: no date in its first entry"
 commit_base() {
 	cd "$SRC"
 	git init -q -b "$SERIES_BRANCH"
@@ -49,7 +55,8 @@ commit_base() {
 	git config user.email "rothp@localhost"
 	git config core.abbrev 12
 	git add -A -f .
-	git commit -q -m "Linux $upstream (Debian $pkg $KERNEL_DEB_VERSION)"
+	GIT_AUTHOR_DATE=$base_date GIT_COMMITTER_DATE=$base_date \
+		git commit -q -m "Linux $upstream (Debian $pkg $KERNEL_DEB_VERSION)"
 	git tag "$BASE_TAG"
 }
 run_logged "committing the pristine tree (Linux $upstream)" "$LOGS/fetch-git.log" commit_base

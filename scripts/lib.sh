@@ -126,7 +126,7 @@ series_files() {
 # commits twice gives the same bytes.
 format_series() {
 	git -C "$SRC" format-patch -q --numbered --zero-commit --no-signature --full-index \
-		-o "$1" "$BASE_TAG..$SERIES_BRANCH"
+		--base="$BASE_TAG" -o "$1" "$BASE_TAG..$SERIES_BRANCH"
 }
 
 # True when the commits of the series branch are exactly the patch files.
