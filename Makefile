@@ -22,7 +22,7 @@ preempt_sfx = $(if $(filter-out full,$(PREEMPT)),-preempt-$(PREEMPT))
 check_name = $(KERNEL)$(if $(check_flavour),-$(check_flavour))$(preempt_sfx)
 demo_name = $(KERNEL)$(if $(demo_flavour),-$(demo_flavour))$(preempt_sfx)
 
-.PHONY: help deps fetch apply build image check check-full demo bench stress hugetext \
+.PHONY: help deps fetch apply build image check check-full demo bench publish stress hugetext \
 	docs-check series-export series-check series-status matrix coverage install clean distclean
 
 help:
@@ -38,6 +38,8 @@ help:
 	@echo '                       stress program, half on ext4, half on xfs'
 	@echo '  make bench           baseline and patched measured in one run:'
 	@echo '                       results/bench.json, results/bench.md'
+	@echo '  make publish         copy a complete bench run'"'"'s iTLB plot to Documentation/'
+	@echo '                       (make bench writes results/ only)'
 	@echo '  make hugetext        build the hugetext tool for this machine: build/host/hugetext'
 	@echo '  make install         install hugetext and its man page (PREFIX=/usr/local DESTDIR=)'
 	@echo '  make deps | fetch | apply | build | image    the single stages'
@@ -120,6 +122,9 @@ stress: apply
 
 bench: apply
 	@$(S)/bench.sh
+
+publish:
+	@$(S)/rothp-host bench-publish results Documentation/bench-itlb.svg
 
 hugetext:
 	@$(MAKE) -C hugetext OUTPUT=$(CURDIR)/build/host

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """bench_report: compare the bench runs of two kernels.
 
-    rothp-host bench-report BASELINE_RUN_DIR PATCHED_RUN_DIR OUT_DIR [DOC_SVG]
+    rothp-host bench-report BASELINE_RUN_DIR PATCHED_RUN_DIR OUT_DIR
+    rothp-host bench-publish OUT_DIR DOC_SVG
 
 Reads the "BENCH <metric> <value> <unit>" lines each guest printed (in
 RUN_DIR/ktap.log; "<metric>@copy" is the copy dance's value of <metric>)
@@ -10,7 +11,9 @@ metric with the baseline, patched and copy dance values, unit, ratio,
 target and whether it is met; for a ratio of RATIOS, its value and the
 two values it is made of), OUT_DIR/bench.md, the plots
 OUT_DIR/itlb-model.svg and OUT_DIR/collapse.svg, and prints the tables.
-With DOC_SVG, a complete run's iTLB plot is copied there too.
+It writes nothing outside OUT_DIR. bench-publish copies the iTLB plot of
+OUT_DIR's run to DOC_SVG (the README's), only if that run was complete,
+and names the run (date, commit of this tree) for the figures to cite.
 
 The iTLB figures are modelled (tlb_model.py) from the call order and the
 page-size map of each timed run. Wall times per call are reported as
@@ -27,6 +30,8 @@ import os
 import platform
 import re
 import shutil
+import subprocess
+import sys
 
 from . import contract, svgplot, tlb_model
 
@@ -502,9 +507,23 @@ def itlb_missing(iobjs):
                if any(o[k] is None for k in ('baseline', 'patched', 'copy', 'small_pages')))
 
 
+def tree_commit():
+    """The commit of this tree the run was made from, "-dirty" if it had
+    changes; None outside a git checkout."""
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        r = subprocess.run(['git', '-C', top, 'describe', '--always', '--dirty', '--abbrev=12'],
+                           capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return r.stdout.strip() or None
+
+
 def meta_of(base, patch):
-    """bench.json's "meta": when, where, which accelerator, which model."""
+    """bench.json's "meta": when, from which commit, where, which accelerator,
+    which model."""
     return {'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
+            'commit': tree_commit(),
             'host': f'{platform.machine()}, {os.cpu_count()} cpus',
             'guest': f'QEMU {patch["accel"].upper()}, see results/bench-*/qemu.cmd',
             'accel': {'baseline': base['accel'], 'patched': patch['accel']},
@@ -530,7 +549,7 @@ def markdown(meta, rows, ratio_rows, itlb_md):
     return md
 
 
-def report(base_dir, patch_dir, out, doc_svg=None):
+def report(base_dir, patch_dir, out):
     """Write and print the report of two run dirs; the exit status, 0 when
     every metric was measured and no benchmark program failed."""
     base, patch = read_run(base_dir), read_run(patch_dir)
@@ -539,6 +558,8 @@ def report(base_dir, patch_dir, out, doc_svg=None):
     iobjs, bm, pm, spans, kvm = itlb_metrics(base, patch)
     missing += rmissing + itlb_missing(iobjs)
     meta = meta_of(base, patch)
+    meta['missing'] = missing
+    meta['complete'] = not missing and not meta['failures']
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, 'bench.json'), 'w') as f:
         json.dump({'meta': meta, 'metrics': objs + robjs + iobjs}, f, indent=2)
@@ -552,8 +573,26 @@ def report(base_dir, patch_dir, out, doc_svg=None):
     total = len(objs) + len(robjs) + len(iobjs)
     print(f'\n{total - missing} metrics measured, {missing} missing; '
           f'targets: {nmet} met, {unmet} not met; plots: {", ".join(svgs)}')
-    complete = not missing and not meta['failures']
-    if doc_svg and complete:
-        shutil.copyfile(svgs[0], doc_svg)
-        print(f'copied {svgs[0]} to {doc_svg}')
-    return 0 if complete else 1
+    return 0 if meta['complete'] else 1
+
+
+def publish(out, doc_svg):
+    """Copy the iTLB plot of OUT's run to DOC_SVG if that run was complete;
+    the exit status."""
+    try:
+        with open(os.path.join(out, 'bench.json')) as f:
+            meta = json.load(f)['meta']
+    except (OSError, ValueError, KeyError) as e:
+        print(f'bench-publish: no bench report in {out} ({e}): run make bench first',
+              file=sys.stderr)
+        return 1
+    run = f'the run of {meta.get("date")}, commit {meta.get("commit") or "unknown"}'
+    if not meta.get('complete'):
+        print(f'bench-publish: {run} is not complete ({meta.get("missing", "?")} metrics '
+              f'missing, failed: {"; ".join(meta.get("failures") or []) or "none"}): '
+              'publish only a whole make bench run, without FILTER', file=sys.stderr)
+        return 1
+    shutil.copyfile(os.path.join(out, 'itlb-model.svg'), doc_svg)
+    print(f'bench-publish: {doc_svg} is the iTLB plot of {run}; '
+          'cite that run with the figures taken from its bench.md')
+    return 0

@@ -4,7 +4,8 @@
     rothp-host parse RUN_DIR OUT_KTAP [MORE_RUN_DIR...]
     rothp-host gate record RUN_DIR [OUT]
     rothp-host gate show [FILE]
-    rothp-host bench-report BASELINE_RUN_DIR PATCHED_RUN_DIR OUT_DIR [DOC_SVG]
+    rothp-host bench-report BASELINE_RUN_DIR PATCHED_RUN_DIR OUT_DIR
+    rothp-host bench-publish OUT_DIR DOC_SVG
     rothp-host matrix-report TOUCHED LOG_DIR RESULTS_DIR CONFIG...
     rothp-host coverage OBJ GCDA_DIR SRC BASE..SERIES GAPS OUT_DIR
     rothp-host selftest [--ktap] [-v] [TEST...]
@@ -58,8 +59,12 @@ def gate_show(args):
 
 def bench(args):
     """Compare two bench runs."""
-    return bench_report.report(args.baseline_run_dir, args.patched_run_dir,
-                               args.out_dir, args.doc_svg)
+    return bench_report.report(args.baseline_run_dir, args.patched_run_dir, args.out_dir)
+
+
+def bench_publish(args):
+    """Publish a complete bench run's iTLB plot."""
+    return bench_report.publish(args.out_dir, args.doc_svg)
 
 
 def matrix(args):
@@ -112,7 +117,9 @@ def parser():
     p = command(sub, 'bench-report', bench, bench_report)
     for a in ('baseline_run_dir', 'patched_run_dir', 'out_dir'):
         p.add_argument(a, metavar=a.upper())
-    p.add_argument('doc_svg', metavar='DOC_SVG', nargs='?')
+    p = command(sub, 'bench-publish', bench_publish, bench_report)
+    p.add_argument('out_dir', metavar='OUT_DIR')
+    p.add_argument('doc_svg', metavar='DOC_SVG')
     p = command(sub, 'matrix-report', matrix, matrix_report)
     p.add_argument('touched', metavar='TOUCHED')
     p.add_argument('log_dir', metavar='LOG_DIR')

@@ -70,8 +70,10 @@ def report(tmp, accel, skip=None, bvals=None, pvals=None, pdrop=()):
     make_run(p, accel, skip, vals=pvals, drop=pdrop)
     svg = os.path.join(tmp, 'doc.svg')
     stdout = io.StringIO()
-    with contextlib.redirect_stdout(stdout):
-        rc = bench_report.report(b, p, out, svg)
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stdout):
+        rc = bench_report.report(b, p, out)
+        assert not os.path.exists(svg)	# the report writes in out only
+        bench_report.publish(out, svg)
     with open(os.path.join(out, 'bench.json')) as f:
         js = json.load(f)
     with open(os.path.join(out, 'bench.md')) as f:
@@ -187,6 +189,8 @@ class TestReport(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             rc, out, js, md, svg = report(tmp, 'tcg')
             self.assertEqual(rc, 0, out)
+            self.assertTrue(js['meta']['complete'])
+            self.assertIn('bench-publish: ' + svg, out)
             o = metric(js, 'itlb_wall_ns_per_call_4M')
             self.assertFalse(o['meaningful'])
             self.assertNotIn('Measured time per call', md)
@@ -229,4 +233,14 @@ class TestReport(unittest.TestCase):
             self.assertEqual(rc, 1)
             self.assertIn('6 missing', out)
             self.assertIsNone(metric(js, 'itlb_skl_l2_misses_pkc_16M')['copy'])
+            self.assertFalse(js['meta']['complete'])
+            self.assertIn('is not complete (6 metrics missing', out)
             self.assertFalse(os.path.exists(svg))
+
+    def test_publish_without_a_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                rc = bench_report.publish(tmp, os.path.join(tmp, 'doc.svg'))
+            self.assertEqual(rc, 1)
+            self.assertIn('run make bench first', err.getvalue())
