@@ -8,7 +8,7 @@ $(error KERNEL must be baseline or patched, not '$(KERNEL)')
 endif
 S := scripts
 MAKEFLAGS += --no-print-directory
-export KERNEL_DEB_VERSION ACCEL FILTER TRACE TEST_TIMEOUT BOOT_TIMEOUT GUEST_MEM EXTRA_CONFIG FORCE
+export KERNEL_DEB_VERSION ALLOW_DOWNGRADE ACCEL FILTER TRACE TEST_TIMEOUT BOOT_TIMEOUT GUEST_MEM EXTRA_CONFIG FORCE
 PREEMPT ?= full
 export UPSTREAM_FULL PREEMPT GUEST_CPUS MATRIX_OBJS_ONLY BUILD_EACH
 ifeq ($(filter full voluntary none,$(PREEMPT)),)
@@ -59,6 +59,7 @@ help:
 	@echo '           PREEMPT=full|voluntary|none (default full) GUEST_CPUS=N (default 2)'
 	@echo '           TRACE=1 (huge_memory trace events of failing tests in the log)'
 	@echo '           KERNEL_DEB_VERSION=$(or $(KERNEL_DEB_VERSION),6.12.118-1~deb12u1)'
+	@echo '           ALLOW_DOWNGRADE=1 (make deps: install the pinned linux-source over a newer one)'
 
 deps:
 	@$(S)/deps.sh

@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# deps: install the Debian packages the harness needs, if any is missing.
+# deps: install the Debian packages the harness needs, if any is missing,
+# linux-source-6.12 at the pinned version included (sudo make deps: the
+# other targets then run as a normal user).
 #   deps.sh [matrix [CONFIG...]]   matrix: also what make matrix builds the
 #                      configurations named with (all when none is named):
 #                      sparse; clang and lld; the arm64 cross compiler;
@@ -31,9 +33,38 @@ for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		missing+=("$p")
 done
+
+# The kernel source, at the pinned version (KERNEL_DEB_VERSION). A newer
+# one installed is not replaced by an older one unless ALLOW_DOWNGRADE=1
+# says so: other users of the machine may build from it.
+src_pkg=linux-source-6.12
+src_have=
+if dpkg-query -W -f='${Status}' "$src_pkg" 2>/dev/null | grep -q 'install ok installed'; then
+	src_have=$(dpkg-query -W -f='${Version}' "$src_pkg")
+fi
+downgrade=()
+if [ "$src_have" != "$KERNEL_DEB_VERSION" ]; then
+	if [ -n "$src_have" ] && dpkg --compare-versions "$src_have" gt "$KERNEL_DEB_VERSION"; then
+		[ "${ALLOW_DOWNGRADE:-0}" = 1 ] ||
+			die "$src_pkg $src_have is installed, newer than the pinned $KERNEL_DEB_VERSION; installing the pinned one would downgrade it.
+Either build that version: make KERNEL_DEB_VERSION=$src_have ...
+or downgrade on purpose: sudo make deps ALLOW_DOWNGRADE=1"
+		downgrade=(--allow-downgrades)
+	fi
+	missing+=("$src_pkg=$KERNEL_DEB_VERSION")
+fi
+
 [ ${#missing[@]} -eq 0 ] && exit 0
-[ "$(id -u)" -eq 0 ] || die "missing packages: ${missing[*]} (run 'make deps' as root)"
+[ "$(id -u)" -eq 0 ] ||
+	die "missing packages: ${missing[*]}; installing them needs root: run 'sudo make deps'"
 mkdir -p "$LOGS"
 run_logged "apt-get update" "$LOGS/deps.log" apt-get update
-run_logged "installing ${missing[*]}" "$LOGS/deps-install.log" \
-	env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+if ! (run_logged "installing ${missing[*]}" "$LOGS/deps-install.log" \
+	env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+	"${downgrade[@]}" "${missing[@]}"); then
+	offered=$(apt-cache madison "$src_pkg" | awk -F'|' '{gsub(/ /,"",$2); print "  " $2}')
+	die "apt-get could not install ${missing[*]} (see $LOGS/deps-install.log).
+Versions of $src_pkg apt offers:
+${offered:-  (none)}
+To build another, say so: make KERNEL_DEB_VERSION=<version> ..."
+fi

@@ -1,28 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# fetch: install Debian's linux-source-6.12 at the pinned version and turn it
-# into a git tree whose first commit (tag rothp-base) is the pristine source.
+# fetch: turn Debian's linux-source-6.12 at the pinned version (installed by
+# make deps) into a git tree whose first commit (tag rothp-base) is the
+# pristine source.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 pkg=linux-source-6.12
-have=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || true)
-if [ "$have" != "$KERNEL_DEB_VERSION" ]; then
-	info "installing $pkg=$KERNEL_DEB_VERSION (installed: ${have:-none})"
-	mkdir -p "$BUILD"
-	inst() {
-		apt-get install -y --no-install-recommends --allow-downgrades \
-			"$pkg=$KERNEL_DEB_VERSION" >>"$BUILD/apt-$pkg.log" 2>&1
-	}
-	# A fresh machine may have no package lists yet: update once and retry.
-	if ! inst && ! { apt-get update >>"$BUILD/apt-$pkg.log" 2>&1 && inst; }; then
-		offered=$(apt-cache madison "$pkg" | awk -F'|' '{gsub(/ /,"",$2); print "  " $2}')
-		die "cannot install $pkg=$KERNEL_DEB_VERSION (see $BUILD/apt-$pkg.log).
-Versions apt offers:
-${offered:-  (none: run 'apt-get update'?)}
-To use one of them, say so explicitly: make KERNEL_DEB_VERSION=<version> ..."
-	fi
-fi
+# make deps installs it (as root); fetch only checks, so that a normal user
+# is told what to run rather than apt's refusal.
+have=$(dpkg-query -W -f='${Status} ${Version}' "$pkg" 2>/dev/null |
+	sed -n 's/^install ok installed //p')
+[ "$have" = "$KERNEL_DEB_VERSION" ] ||
+	die "$pkg $KERNEL_DEB_VERSION is not installed (installed: ${have:-none}): run 'sudo make deps'"
 
 tarball=/usr/src/$pkg.tar.xz
 [ -f "$tarball" ] || die "$tarball missing although $pkg is installed"
