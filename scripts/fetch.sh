@@ -36,7 +36,10 @@ upstream=$(make -s -C "$SRC" kernelversion)
 # dated by the package's Debian changelog, so that the base-commit: of
 # patches/ names the tree the series applies to wherever it is fetched.
 changelog=/usr/share/doc/$pkg/changelog.Debian.gz
-base_date=$(zcat "$changelog" 2>/dev/null | sed -n 's/^ -- .*>  //p' | head -n 1)
+# All of the changelog is read (no early quit: pipefail would see SIGPIPE);
+# its first entry is the newest.
+base_date=$(zcat "$changelog" 2>/dev/null | sed -n 's/^ -- .*>  //p' || true)
+base_date=${base_date%%$'\n'*}
 [ -n "$base_date" ] || die "$changelog: no date in its first entry"
 commit_base() {
 	cd "$SRC"
