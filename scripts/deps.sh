@@ -30,18 +30,14 @@ if [ "${1:-}" = matrix ]; then
 fi
 missing=()
 for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-		missing+=("$p")
+	[ -n "$(deb_installed "$p")" ] || missing+=("$p")
 done
 
 # The kernel source, at the pinned version (KERNEL_DEB_VERSION). A newer
 # one installed is not replaced by an older one unless ALLOW_DOWNGRADE=1
 # says so: other users of the machine may build from it.
 src_pkg=linux-source-6.12
-src_have=
-if dpkg-query -W -f='${Status}' "$src_pkg" 2>/dev/null | grep -q 'install ok installed'; then
-	src_have=$(dpkg-query -W -f='${Version}' "$src_pkg")
-fi
+src_have=$(deb_installed "$src_pkg")
 downgrade=()
 if [ "$src_have" != "$KERNEL_DEB_VERSION" ]; then
 	if [ -n "$src_have" ] && dpkg --compare-versions "$src_have" gt "$KERNEL_DEB_VERSION"; then

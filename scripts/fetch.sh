@@ -9,8 +9,7 @@ set -euo pipefail
 pkg=linux-source-6.12
 # make deps installs it (as root); fetch only checks, so that a normal user
 # is told what to run rather than apt's refusal.
-have=$(dpkg-query -W -f='${Status} ${Version}' "$pkg" 2>/dev/null |
-	sed -n 's/^install ok installed //p')
+have=$(deb_installed "$pkg")
 [ "$have" = "$KERNEL_DEB_VERSION" ] ||
 	die "$pkg $KERNEL_DEB_VERSION is not installed (installed: ${have:-none}): run 'sudo make deps'"
 

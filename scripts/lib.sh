@@ -122,6 +122,13 @@ series_files() {
 	done <"$ROTHP_TOP/patches/series"
 }
 
+# deb_installed PKG: the version of PKG dpkg has installed, nothing when it
+# is not (removed but configured counts as not installed).
+deb_installed() {
+	dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null |
+		sed -n 's/^install ok installed //p'
+}
+
 # format-patch with the options series-export uses, so that exporting the same
 # commits twice gives the same bytes.
 format_series() {
