@@ -29,7 +29,10 @@
  *   mmap:  THP "always": mmap(PROT_READ | PROT_EXEC) of another copy,
  *          cached in small folios, returns with it PMD-mapped, its event
  *          saying source=mmap; of the copy not in the page cache, it reads
- *          nothing in (huge=0, result=exceed_none_pte); an mmap(PROT_READ)
+ *          it in whole, every block huge, as at exec; with max_ptes_none
+ *          lowered from its default, it reads nothing in (huge=0,
+ *          result=exceed_none_pte), as khugepaged would not collapse such
+ *          a block; an mmap(PROT_READ)
  *          of it emits nothing; textprog started from the copy under THP
  *          "always" gets its text hinted at execve(): source=exec, every
  *          block huge, from textprog; textprog_nosep, whose text is its
@@ -583,7 +586,8 @@ static void check_on(const struct rothp_case *c, struct textproc *tp, const stru
 static const char *const mmap_results[] = {
 	"THP always: mmap(PROT_READ | PROT_EXEC) of a file cached small returns it PMD-mapped",
 	"one prompt collapse event for it: mmap, from this process, nr = huge, succeeded",
-	"the same of the file not in the page cache reads nothing in: huge=0, exceed_none_pte",
+	"the same of the file not in the page cache reads it in whole: huge = nr, succeeded",
+	"... with max_ptes_none lowered, reads nothing in: huge=0, exceed_none_pte",
 	"THP always: mmap(PROT_READ) of it emits no prompt event",
 	"textprog started from it under THP always: one event, exec, from textprog, nr = huge",
 	"textprog_nosep under THP always: one exec event, its text huge, the rest skipped",
@@ -620,7 +624,7 @@ static void check_nosep(const struct rothp_case *c, const char *path)
 	if (!ok)
 		ksft_print_msg("exec: nosep: want one exec event from pid %d, huge=%ld, skipped > 0, huge + skipped = nr, succeeded\n",
 			       tp.pid, text);
-	rothp_report(c, 5, NULL, !textproc_stop(&tp) && ok);
+	rothp_report(c, 6, NULL, !textproc_stop(&tp) && ok);
 }
 
 /* mmap: the hint at mmap() and at execve() under THP "always". */
@@ -631,9 +635,11 @@ static void check_mmap(const struct rothp_case *c, const char *path, const char 
 	struct hint_want w = {
 		.pid = getpid(), .huge = -1, .source = "mmap", .result = "succeeded",
 	};
+	long nr_ptes = ROTHP_PMD_SIZE / ROTHP_PAGE_SIZE;
+	long pmd, nblk, resident = -1;
+	char none[32], half[32];
 	struct textproc tp;
 	struct stat st;
-	long pmd, nblk, resident = -1;
 	size_t len;
 	int fd, n;
 	bool ok;
@@ -659,27 +665,45 @@ static void check_mmap(const struct rothp_case *c, const char *path, const char 
 	rothp_report(c, 1, NULL, ok && one_hint("mmap", evs, n, &w));
 	munmap(p, len);
 
-	/* Not cached: an mmap() reads in nothing nobody touched. */
+	/* Not cached: text that mmap() maps is read in whole, as at exec. */
+	rothp_fresh_cache_checked(NULL);
+	trace_clear();
+	p = rothp_map_text(fd, len);
+	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
+	ksft_print_msg("mmap: not cached: FilePmdMapped %ld of %zu kB after mmap()\n",
+		       pmd / 1024, len >> 10);
+	w.start = (unsigned long)p;
+	w.end = (unsigned long)p + len;
+	ok = prompt_trace("mmap: not cached", &id, evs, &n);
+	rothp_report(c, 2, NULL, ok && pmd == (long)len && one_hint("mmap: not cached", evs, n, &w));
+	munmap(p, len);
+
+	/* max_ptes_none lowered: mmap() keeps to it, as khugepaged would. */
+	if (rothp_thp_read_str("khugepaged/max_ptes_none", none, sizeof(none)))
+		ksft_exit_fail_msg("cannot read khugepaged/max_ptes_none\n");
+	snprintf(half, sizeof(half), "%ld", nr_ptes / 2 - 1);
+	rothp_thp_set_checked("khugepaged/max_ptes_none", half);
 	rothp_fresh_cache_checked(NULL);
 	trace_clear();
 	p = rothp_map_text(fd, len);
 	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)p);
 	rothp_cache_huge(path, 0, nblk, &resident);
-	ksft_print_msg("mmap: not cached: FilePmdMapped %ld kB, %ld pages cached after mmap()\n",
-		       pmd / 1024, resident);
+	ksft_print_msg("mmap: not cached, max_ptes_none %s: FilePmdMapped %ld kB, %ld pages cached after mmap()\n",
+		       half, pmd / 1024, resident);
 	w.start = (unsigned long)p;
 	w.end = (unsigned long)p + len;
 	w.huge = 0;
 	w.result = "exceed_none_pte";
-	ok = prompt_trace("mmap: not cached", &id, evs, &n);
-	rothp_report(c, 2, NULL, ok && pmd == 0 && resident == 0 &&
-		     one_hint("mmap: not cached", evs, n, &w));
+	ok = prompt_trace("mmap: max_ptes_none lowered", &id, evs, &n);
+	rothp_report(c, 3, NULL, ok && pmd == 0 && resident == 0 &&
+		     one_hint("mmap: max_ptes_none lowered", evs, n, &w));
 	munmap(p, len);
+	rothp_thp_set_checked("khugepaged/max_ptes_none", none);
 
 	trace_clear();
 	p = rothp_map_checked(fd, len, PROT_READ);
 	ok = prompt_trace("mmap: PROT_READ", &id, evs, &n);
-	rothp_report(c, 3, NULL, ok && n == 0);
+	rothp_report(c, 4, NULL, ok && n == 0);
 	munmap(p, len);
 	close(fd);
 
@@ -695,7 +719,7 @@ static void check_mmap(const struct rothp_case *c, const char *path, const char 
 	w = (struct hint_want){ .pid = tp.pid, .start = tp.start, .end = tp.end, .huge = -1,
 				.source = "exec", .result = "succeeded" };
 	ok = ok && one_hint("exec", evs, n, &w);
-	rothp_report(c, 4, NULL, !textproc_stop(&tp) && ok);
+	rothp_report(c, 5, NULL, !textproc_stop(&tp) && ok);
 	check_nosep(c, nosep);
 	rothp_thp_set_checked("enabled", "madvise");
 }

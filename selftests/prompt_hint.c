@@ -13,8 +13,7 @@
  *          new mount: the guest kernel has no loop device and the guest no
  *          mkfs.ext4 or mkfs.xfs to make a file system of its own). A file
  *          there is mapped r-x and hinted (madvise; mmap with THP always,
- *          a page of each block cached first, as the mmap hint reads in no
- *          block of which nothing is cached; madvise in a memory cgroup
+ *          from a cold page cache; madvise in a memory cgroup
  *          too small for a THP, so that the collapse fails), unmapped and
  *          closed, and the mount unmounted at once: no EBUSY. Unlinked at
  *          the end, the file gives its blocks back: nothing held its inode
@@ -170,7 +169,7 @@ static const char *const pin_madvise_results[] = {
 
 static const char *const pin_mmap_results[] = {
 	"the test disk's file system mounts again on a new mount point",
-	"a page of each block cached, open and mmap r-x of a file there with THP always succeed",
+	"open and mmap r-x of a file there, not cached, with THP always succeed",
 	"every 2 MiB block of the mapping PMD-mapped when mmap() returns",
 	"munmap, close, then umount at once: umount succeeds, no EBUSY",
 };
@@ -323,44 +322,9 @@ static void umount_after(const char *who)
 	ksft_print_msg("%s: umount succeeded %.2f s later\n", who, rothp_now() - t0);
 }
 
-/*
- * The first page of each 2 MiB block of the file read in, and nothing
- * around it (POSIX_FADV_RANDOM): the mmap hint collapses a block only if
- * khugepaged's max_ptes_none lets it, at least one page cached with the
- * default, and reads in the rest. 0, or -1 (said).
- */
-static int cache_block_heads(const char *path, size_t len, const char *who)
-{
-	char buf[ROTHP_PAGE_SIZE];
-	size_t off;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd >= 0)
-		errno = posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
-	if (fd < 0 || errno) {
-		ksft_print_msg("%s: %s: %s\n", who, path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	for (off = 0; off < len; off += ROTHP_PMD_SIZE) {
-		if (rothp_pread_full(fd, buf, sizeof(buf), off)) {
-			ksft_print_msg("%s: pread %s at %#zx: %s\n", who, path, off,
-				       strerror(errno));
-			close(fd);
-			return -1;
-		}
-	}
-	return close(fd);
-}
-
-/*
- * One variant, on the file at path through a fresh mount of dm; copy is
- * the same file through the test's own mount.
- */
+/* One variant, on the file at path through a fresh mount of dm. */
 static void pin_variant(const struct rothp_case *c, enum pin_kind k, const struct disk_mount *dm,
-			const char *path, const char *copy, size_t len, struct pin_out *o)
+			const char *path, size_t len, struct pin_out *o)
 {
 	const char *who = c->name;
 	char why[PATH_MAX + 64];
@@ -377,8 +341,6 @@ static void pin_variant(const struct rothp_case *c, enum pin_kind k, const struc
 	/* The file read afresh by the hint, not found huge from the variant before. */
 	if (rothp_drop_caches())
 		ksft_exit_fail_msg("drop_caches: %s\n", strerror(errno));
-	if (k == PIN_MMAP && cache_block_heads(copy, len, who))
-		ksft_exit_fail_msg("%s: cannot read the first page of each block in\n", who);
 	if (mount(dm->src, MNT_DIR, dm->type, 0, NULL)) {
 		ksft_print_msg("%s: mount -t %s %s %s: %s\n", who, dm->type, dm->src, MNT_DIR,
 			       strerror(errno));
@@ -462,9 +424,9 @@ static void test_pin(const struct rothp_case *variants, const struct rothp_case 
 	if (o == MAP_FAILED)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
 
-	pin_variant(&variants[PIN_MADVISE], PIN_MADVISE, &dm, path, copy, len, o);
-	pin_variant(&variants[PIN_MMAP], PIN_MMAP, &dm, path, copy, len, o);
-	pin_variant(&variants[PIN_MEMCG], PIN_MEMCG, &dm, path, copy, len, o);
+	pin_variant(&variants[PIN_MADVISE], PIN_MADVISE, &dm, path, len, o);
+	pin_variant(&variants[PIN_MMAP], PIN_MMAP, &dm, path, len, o);
+	pin_variant(&variants[PIN_MEMCG], PIN_MEMCG, &dm, path, len, o);
 	munmap(o, sizeof(*o));
 	if (rmdir(MNT_DIR))
 		ksft_print_msg("rmdir %s: %s\n", MNT_DIR, strerror(errno));
