@@ -339,6 +339,13 @@ usage_case " collapse" collapse --self 1
 usage_case " collapse" collapse -x 1
 usage_case " run" run
 usage_case " run" run --bogus -- true
+usage_case " run" run --libs -- true
+usage_case " run" run --libs=x -- true
+usage_case " run" run --libs=-1 -- true
+usage_case " run" run --libs=1e9 -- true
+usage_case " run" run --libs=nan -- true
+usage_case " run" run --libs=0x10 -- true
+usage_case " run" run --libs=1e3 -- true
 ok $r "usage errors: what was wrong in one line, a 'try hugetext help' hint, nothing on stdout, exit 2"
 
 # PIDs, strictly
@@ -512,10 +519,19 @@ else
 		"$nobody_why"
 fi
 
-# run passes the exit status on
+# run passes the exit status on, with the library watch on or off
 tool run7 run -q -- sh -c 'exit 7'
 note "$work/run7.err"
-ok $((rc != 7)) "run -- sh -c 'exit 7' exits 7"
+r=$((rc != 7))
+tool run7 run -q --libs 0 -- sh -c 'exit 7'
+note "$work/run7.err"
+[ "$rc" = 7 ] || r=1
+# A command that ends at once ends the library watch too: no 2 s wait.
+t0=$(date +%s%N)
+tool run7 run -q --libs 30 -- sh -c 'exit 7'
+t1=$(date +%s%N)
+[ "$rc" = 7 ] && [ $(((t1 - t0) / 1000000)) -lt 5000 ] || r=1
+ok $r "run -- sh -c 'exit 7' exits 7 (--libs 0, --libs 30 without waiting 30 s)"
 
 # A command killed by a signal: hugetext dies of it too, without a core
 # of its own, so that a shell sees it (bash would report 143 for either).

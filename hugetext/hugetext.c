@@ -7,9 +7,11 @@
  *                                      mapping can be PMD-mapped, which are,
  *                                      and why not
  *   hugetext collapse PID|--self       MADV_COLLAPSE them through process_madvise(2)
- *   hugetext run [--strict] -- CMD     start CMD with its text collapsed before
- *                                      its first instruction; signals for it
- *                                      reach it once
+ *   hugetext run [--strict] [--libs S] -- CMD
+ *                                      start CMD with its text collapsed before
+ *                                      its first instruction, its libraries'
+ *                                      as the loader maps them; signals for
+ *                                      it reach it once
  *   hugetext help [COMMAND]            the usage of hugetext or of one command
  *
  * Documentation/hugetext.rst is the manual, with the JSON schema.
@@ -51,33 +53,6 @@
 #include "compat.h"
 #include "kinfo.h"
 
-/* PAGEMAP_SCAN (Linux 6.7), as include/uapi/linux/fs.h defines it. */
-#define HT_PAGE_IS_PRESENT	0x08
-#define HT_PAGE_IS_HUGE		0x40
-
-struct ht_page_region {
-	uint64_t start;
-	uint64_t end;
-	uint64_t categories;
-};
-
-struct ht_pm_scan_arg {
-	uint64_t size;
-	uint64_t flags;
-	uint64_t start;
-	uint64_t end;
-	uint64_t walk_end;
-	uint64_t vec;
-	uint64_t vec_len;
-	uint64_t max_pages;
-	uint64_t category_inverted;
-	uint64_t category_mask;
-	uint64_t category_anyof_mask;
-	uint64_t return_mask;
-};
-
-#define HT_PAGEMAP_SCAN		_IOWR('f', 16, struct ht_pm_scan_arg)
-
 /* The block size when hpage_pmd_size cannot be read: x86-64's PMD size. */
 #define DEFAULT_PMD_SIZE	(2UL << 20)
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
@@ -85,7 +60,7 @@ struct ht_pm_scan_arg {
 #define ALIGN_DOWN(x, a)	((x) & ~((a) - 1))
 #define THP_SYSFS		"/sys/kernel/mm/transparent_hugepage/"
 #define JSON_VERSION		1
-#define HUGETEXT_VERSION	"1.1"	/* and :Version: in hugetext.rst */
+#define HUGETEXT_VERSION	"1.2"	/* and :Version: in hugetext.rst */
 
 /* statfs(2) f_type of the file systems status names (linux/magic.h). */
 #define EXT4_MAGIC		0xef53UL
@@ -530,42 +505,24 @@ static int read_thp_disabled(pid_t pid)
 }
 
 /*
- * Mark the PMD-mapped blocks with PAGEMAP_SCAN: the ranges mapped by a
- * present huge PMD come back with PAGE_IS_HUGE (pagemap_scan_thp_entry() in
- * fs/proc/task_mmu.c); a THP mapped by PTEs does not. It needs the same
- * access as smaps, no privilege. -1 where the kernel lacks it (before 6.7).
+ * Mark the PMD-mapped blocks (rothp_scan_pmd()). It needs the same access
+ * as smaps, no privilege. -1 where the kernel lacks PAGEMAP_SCAN (before 6.7).
  */
 static int scan_pmd(int fd, struct mapping *m, unsigned long pmd)
 {
-	struct ht_page_region vec[32];
-	struct ht_pm_scan_arg arg;
-	unsigned long addr = m->vma.start, first = ALIGN_DOWN(m->vma.start, pmd), a;
-	long i, n, b;
+	bool *huge = calloc(m->nr_blocks ? m->nr_blocks : 1, sizeof(*huge));
+	long b;
+	int ret;
 
-	while (addr < m->vma.end) {
-		memset(&arg, 0, sizeof(arg));
-		arg.size = sizeof(arg);
-		arg.start = addr;
-		arg.end = m->vma.end;
-		arg.vec = (uintptr_t)vec;
-		arg.vec_len = ARRAY_SIZE(vec);
-		arg.category_mask = HT_PAGE_IS_HUGE | HT_PAGE_IS_PRESENT;
-		arg.return_mask = HT_PAGE_IS_HUGE;
-		n = ioctl(fd, HT_PAGEMAP_SCAN, &arg);
-		if (n < 0)
-			return -1;
-		for (i = 0; i < n; i++) {
-			for (a = ALIGN_UP(vec[i].start, pmd); a + pmd <= vec[i].end; a += pmd) {
-				b = (a - first) / pmd;
-				if (b < m->nr_blocks && m->blocks[b] == BLK_ELIGIBLE)
-					m->blocks[b] = BLK_PMD;
-			}
-		}
-		if (n < (long)arg.vec_len || arg.walk_end <= addr)
-			break;
-		addr = arg.walk_end;
+	if (!huge)
+		return -1;
+	ret = rothp_scan_pmd(fd, m->vma.start, m->vma.end, pmd, huge, m->nr_blocks);
+	for (b = 0; !ret && b < m->nr_blocks; b++) {
+		if (huge[b] && m->blocks[b] == BLK_ELIGIBLE)
+			m->blocks[b] = BLK_PMD;
 	}
-	return 0;
+	free(huge);
+	return ret;
 }
 
 /* Split each mapping into PMD-sized blocks and classify them. */
@@ -755,8 +712,16 @@ static void free_target(struct target *t)
 }
 
 /* Explain why /proc/PID cannot be read. */
+/*
+ * run's library phase: CMD runs on and may end at any time; that it is
+ * gone is no error then.
+ */
+static bool cmd_may_be_gone;
+
 static void proc_error(pid_t pid, const char *what, int err)
 {
+	if ((err == ENOENT || err == ESRCH) && cmd_may_be_gone)
+		return;
 	if (err == ENOENT || err == ESRCH)
 		err_msg("no process with PID %d\n", (int)pid);
 	else if (err == EACCES || err == EPERM)
@@ -1174,7 +1139,8 @@ static bool fatal_error(int err, pid_t pid, const struct system *sys)
 			strerror(err));
 		return true;
 	case ESRCH:
-		err_msg("PID %d exited\n", (int)pid);
+		if (!cmd_may_be_gone)
+			err_msg("PID %d exited\n", (int)pid);
 		return true;
 	case EINVAL:
 		if (!kernel_older(sys, 6, 1))
@@ -1420,21 +1386,28 @@ static int cmd_collapse(int argc, char **argv)
 	return stdout_status() ? 1 : rc;
 }
 
+/* How long run watches for the libraries the loader maps, by default; how often. */
+#define LIBS_WINDOW_S		2.0
+#define LIBS_POLL_MS		10
+#define LIBS_WINDOW_MAX		3600.0
+
 static void run_usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: %s run [--strict] [-q] [--] CMD [ARG...]\n"
+		"usage: %s run [--strict] [-q] [--libs SECONDS] [--] CMD [ARG...]\n"
 		"Start CMD stopped right after execve(2) (ptrace), MADV_COLLAPSE its text\n"
-		"(the program and its ELF interpreter: libraries are mapped later), then\n"
-		"let it run. SIGHUP, SIGINT, SIGQUIT and SIGTERM sent to hugetext alone\n"
+		"(the program and its ELF interpreter), then let it run, and collapse the\n"
+		"text of the shared libraries its loader maps in the first %g seconds.\n"
+		"SIGHUP, SIGINT, SIGQUIT and SIGTERM sent to hugetext alone\n"
 		"are passed on to CMD; sent to its process group, they reach CMD there.\n"
 		"Exits with CMD's exit status, or dies of the signal that killed CMD.\n"
 		"Needs what collapse needs; without it CMD runs anyway, with a warning.\n"
 		"The report and the warnings go to standard error.\n"
 		"  --strict     do not run CMD unless every eligible block was collapsed\n"
-		"               (exit %d)\n"
+		"               (exit %d; the libraries' blocks do not count)\n"
+		"  --libs SECONDS  watch for libraries that long (default %g; 0: none)\n"
 		"  -q, --quiet  no report, errors and warnings only\n"
-		"  -h, --help   this help\n", prog, EXIT_STRICT);
+		"  -h, --help   this help\n", prog, LIBS_WINDOW_S, EXIT_STRICT, LIBS_WINDOW_S);
 }
 
 /*
@@ -1670,11 +1643,100 @@ fail:
 	return -1;
 }
 
+/*
+ * A sum of the start and end of each text mapping of pid (r-x, a file),
+ * which changes when the loader maps one: 0 if its maps cannot be read.
+ */
+static unsigned long text_maps_sum(pid_t pid)
+{
+	char path[PATH_MAX], *line = NULL;
+	unsigned long sum = 0;
+	struct rothp_vma vma;
+	size_t cap = 0;
+	FILE *fp;
+
+	fp = fopen(sys_path(path, sizeof(path), "/proc/%d/maps", (int)pid), "r");
+	if (!fp)
+		return 0;
+	while (getline(&line, &cap, fp) > 0) {
+		if (!rothp_vma_parse(line, &vma) && !strcmp(vma.perms, "r-xp") &&
+		    vma.path[0] == '/')
+			sum = sum * 31 + (vma.start ^ (vma.end << 7));
+	}
+	free(line);
+	fclose(fp);
+	return sum;
+}
+
+/* The program pid runs: its /proc/PID/exe's device and inode, or 0s. */
+static void cmd_exe(pid_t pid, struct stat *st)
+{
+	char path[PATH_MAX];
+
+	if (stat(sys_path(path, sizeof(path), "/proc/%d/exe", (int)pid), st))
+		memset(st, 0, sizeof(*st));
+}
+
+/*
+ * The shared libraries: the loader maps them after the exec stop, with CMD
+ * running. For window seconds, or until CMD ends, runs another program
+ * (execve() again: that one is not collapsed) or a signal comes for it,
+ * look at its text mappings every LIBS_POLL_MS and collapse what appeared
+ * since last, the sum of text_maps_sum() taken at the exec stop
+ * (collapse_target() skips what is PMD-mapped already). A library
+ * dlopen()ed later is left to the kernel's policy.
+ */
+static void collapse_libraries(pid_t pid, double window, unsigned long last,
+			       const struct stat *exe)
+{
+	double end = now() + window;
+	struct collapse_result res;
+	unsigned long cur;
+	struct stat st;
+	siginfo_t si;
+
+	cmd_may_be_gone = true;
+	while (now() < end && !run_signal) {
+		usleep(LIBS_POLL_MS * 1000);
+		memset(&si, 0, sizeof(si));
+		if (!waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid == pid)
+			break;
+		cmd_exe(pid, &st);
+		if (st.st_dev != exe->st_dev || st.st_ino != exe->st_ino)
+			break;
+		cur = text_maps_sum(pid);
+		if (!cur || cur == last)
+			continue;
+		last = cur;
+		collapse_target(pid, stderr, &res);
+		if (res.fatal)
+			break;
+	}
+	cmd_may_be_gone = false;
+}
+
+/* --libs SECONDS: 0 to LIBS_WINDOW_MAX, decimal. */
+static int parse_window(const char *s, double *window)
+{
+	char *end;
+
+	errno = 0;
+	*window = strtod(s, &end);
+	if (errno || end == s || *end || strspn(s, "0123456789.") != strlen(s) ||
+	    !isdigit((unsigned char)s[0]) || *window > LIBS_WINDOW_MAX) {
+		usage_error("run", "--libs '%s': not a number of seconds from 0 to %g", s,
+			    LIBS_WINDOW_MAX);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "strict", no_argument, NULL, 'S' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "libs", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -1686,7 +1748,10 @@ static int cmd_run(int argc, char **argv)
 	bool caught[ARRAY_SIZE(run_signals)];
 	struct collapse_result res;
 	bool strict = false, bad;
+	double libs = LIBS_WINDOW_S;
+	unsigned long maps_sum;
 	sigset_t block, mask;
+	struct stat exe;
 	int c, status, err, arg;
 	size_t i;
 	pid_t pid;
@@ -1700,10 +1765,18 @@ static int cmd_run(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'L':
+			if (parse_window(optarg, &libs))
+				return EXIT_USAGE;
+			break;
 		case 'h':
 			run_usage(stdout);
 			return stdout_status();
 		default:
+			if (optopt == 'L' && !strncmp(argv[arg], "--", 2)) {
+				usage_error("run", "--libs needs a number of seconds");
+				return EXIT_USAGE;
+			}
 			return bad_option("run", argv[arg]);
 		}
 	}
@@ -1786,8 +1859,13 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (bad && !run_signal)
 		err_msg("warning: running %s with its text not (all) huge\n", argv[optind]);
+	/* What the loader has not mapped yet: the libraries' phase sees it come. */
+	maps_sum = text_maps_sum(pid);
+	cmd_exe(pid, &exe);
 	if (ptrace(PTRACE_DETACH, pid, NULL, NULL))
 		err_msg("ptrace(PTRACE_DETACH): %s\n", strerror(errno));
+	else if (!res.fatal && libs > 0)
+		collapse_libraries(pid, libs, maps_sum, &exe);
 	if (wait_cmd(pid, &status, false))
 		return 1;
 	return end_as_cmd(status);
@@ -1800,7 +1878,9 @@ static void usage(FILE *fp)
 		"Huge pages (PMD mappings, 2 MiB on x86-64) for the program text of processes.\n"
 		"  status [--json] [PID|--self]    what is huge, what can be, and why not\n"
 		"  collapse [-q] PID|--self        MADV_COLLAPSE the text of a running process\n"
-		"  run [--strict] [-q] -- CMD ARGS start CMD with its text collapsed\n"
+		"  run [--strict] [-q] [--libs S] -- CMD ARGS\n"
+		"                                  start CMD with its text collapsed, and\n"
+		"                                  its libraries as the loader maps them\n"
 		"  help [COMMAND]                  this help, or the help of COMMAND\n"
 		"  --version                       the version of hugetext\n"
 		"The manual is hugetext(1).\n", prog);

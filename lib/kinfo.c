@@ -7,10 +7,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
@@ -214,4 +216,66 @@ bool rothp_vmflag(const char *line, const char *flag)
 			return true;
 	}
 	return false;
+}
+
+/* PAGEMAP_SCAN (Linux 6.7), as include/uapi/linux/fs.h defines it. */
+#define KI_PAGE_IS_PRESENT	0x08
+#define KI_PAGE_IS_HUGE		0x40
+
+struct ki_page_region {
+	uint64_t start;
+	uint64_t end;
+	uint64_t categories;
+};
+
+struct ki_pm_scan_arg {
+	uint64_t size;
+	uint64_t flags;
+	uint64_t start;
+	uint64_t end;
+	uint64_t walk_end;
+	uint64_t vec;
+	uint64_t vec_len;
+	uint64_t max_pages;
+	uint64_t category_inverted;
+	uint64_t category_mask;
+	uint64_t category_anyof_mask;
+	uint64_t return_mask;
+};
+
+#define KI_PAGEMAP_SCAN		_IOWR('f', 16, struct ki_pm_scan_arg)
+
+int rothp_scan_pmd(int fd, unsigned long start, unsigned long end, unsigned long pmd,
+		   bool *huge, long nr)
+{
+	struct ki_page_region vec[32];
+	struct ki_pm_scan_arg arg;
+	unsigned long addr = start, first = start & ~(pmd - 1), a;
+	long i, n, b;
+
+	while (addr < end) {
+		memset(&arg, 0, sizeof(arg));
+		arg.size = sizeof(arg);
+		arg.start = addr;
+		arg.end = end;
+		arg.vec = (uintptr_t)vec;
+		arg.vec_len = sizeof(vec) / sizeof(vec[0]);
+		arg.category_mask = KI_PAGE_IS_HUGE | KI_PAGE_IS_PRESENT;
+		arg.return_mask = KI_PAGE_IS_HUGE;
+		n = ioctl(fd, KI_PAGEMAP_SCAN, &arg);
+		if (n < 0)
+			return -1;
+		for (i = 0; i < n; i++) {
+			for (a = (vec[i].start + pmd - 1) & ~(pmd - 1); a + pmd <= vec[i].end;
+			     a += pmd) {
+				b = (a - first) / pmd;
+				if (b < nr)
+					huge[b] = true;
+			}
+		}
+		if (n < (long)arg.vec_len || arg.walk_end <= addr)
+			break;
+		addr = arg.walk_end;
+	}
+	return 0;
 }

@@ -54,4 +54,15 @@ int rothp_field_value(const char *line, const char *name, long *val);
 int rothp_field_read(const char *path, const char *name, char sep, long *val);
 bool rothp_vmflag(const char *line, const char *flag);
 
+/*
+ * The PMD-mapped blocks of [start, end) in the process whose
+ * /proc/PID/pagemap fd is open: PAGEMAP_SCAN (Linux 6.7) returns the range
+ * of a present huge PMD with PAGE_IS_HUGE (pagemap_scan_thp_entry() in
+ * fs/proc/task_mmu.c); a THP mapped by PTEs is not. huge[b] is set for
+ * each such block b of the pmd-sized blocks from start aligned down to pmd,
+ * b < nr. 0, or -1 (errno) where the kernel lacks PAGEMAP_SCAN.
+ */
+int rothp_scan_pmd(int fd, unsigned long start, unsigned long end, unsigned long pmd,
+		   bool *huge, long nr);
+
 #endif /* __ROTHP_KINFO_H */

@@ -12,7 +12,11 @@
  *    after it), thp_never, misaligned (a mapping of this process);
  *  - errors: a PID that does not exist, collapse as nobody;
  *  - run -- textprog: PMD-mapped when it prints "ready", exit status
- *    passed on; run -- pieprog, which only the series makes congruent.
+ *    passed on; run -- pieprog, which only the series makes congruent;
+ *  - run --libs: a program (this one, as "hugetext_test --map-text FILE")
+ *    that maps a file r-x after its exec stop, as a dynamic loader maps a
+ *    library, has it PMD-mapped within the window (THP "madvise", so
+ *    that nothing else collapses it); with --libs 0 it stays small.
  *
  * Everything but the pieprog run works on 6.12 without the series, as
  * MADV_COLLAPSE of file text and process_madvise(MADV_COLLAPSE) are 6.1's.
@@ -526,41 +530,6 @@ static void test_pie_status(const struct rothp_case *c, const char *pie)
 	textproc_stop(&tp);
 }
 
-/* The PID of a child of parent, waiting up to 10 s for it; -1 if none. */
-static pid_t child_of(pid_t parent)
-{
-	char path[300], buf[512], *p;
-	struct dirent *d;
-	int ppid, tries;
-	pid_t pid = -1;
-	FILE *fp;
-	DIR *dir;
-
-	for (tries = 0; tries < 1000 && pid < 0; tries++) {
-		dir = opendir("/proc");
-		while (dir && pid < 0 && (d = readdir(dir))) {
-			if (!isdigit((unsigned char)d->d_name[0]))
-				continue;
-			snprintf(path, sizeof(path), "/proc/%s/stat", d->d_name);
-			fp = fopen(path, "r");
-			if (!fp)
-				continue;
-			if (!fgets(buf, sizeof(buf), fp))
-				buf[0] = '\0';
-			fclose(fp);
-			/* "pid (comm) state ppid ...": comm may hold anything */
-			p = strrchr(buf, ')');
-			if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == parent)
-				pid = atoi(d->d_name);
-		}
-		if (dir)
-			closedir(dir);
-		if (pid < 0)
-			usleep(10 * 1000);
-	}
-	return pid;
-}
-
 /*
  * hugetext run -- path none: once it prints "ready" the text must be
  * PMD-mapped, as hugetext collapsed it before the first instruction.
@@ -600,7 +569,7 @@ static long run_prog(const char *path, const char *who, long *pmd_out, bool *exi
 		textproc_stop(&tp);
 		return -1;
 	}
-	child = child_of(tp.pid);
+	child = rothp_child_of(tp.pid, NULL, 10000);
 	if (child > 0 && !rothp_find_vma(child, tp.start, &vma)) {
 		eligible = rothp_vma_eligible_blocks(&vma);
 		*pmd_out = rothp_file_pmd_mapped(child, tp.start);
@@ -620,19 +589,108 @@ static const char *const run_results[] = {
 	"run passes the exit status on (0 after exit, 2 for a usage error)",
 };
 
+/*
+ * hugetext_test --map-text FILE, run by hugetext run: what a dynamic
+ * loader does after the exec stop, map FILE r-x (at a 2 MiB-aligned
+ * address, its whole blocks) and read a byte of each block, then print
+ * "mapped ADDR LEN" and wait for a line on standard input.
+ */
+static int map_text_child(const char *path)
+{
+	struct stat st;
+	char line[16];
+	size_t len;
+	void *p;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st))
+		return 1;
+	len = ROTHP_ALIGN_DOWN((size_t)st.st_size, ROTHP_PMD_SIZE);
+	p = rothp_map_aligned(fd, len, 0, 0, PROT_READ | PROT_EXEC);
+	if (p == MAP_FAILED)
+		return 1;
+	/* A page of each block read, as a program runs some of a library. */
+	rothp_touch(p, len, ROTHP_PMD_SIZE);
+	printf("mapped %lx %zx\n", (unsigned long)p, len);
+	fflush(stdout);
+	return fgets(line, sizeof(line), stdin) ? 0 : 1;
+}
+
+static const char *const libs_results[] = {
+	"run --libs 5: a file CMD maps r-x after its exec stop is PMD-mapped within the window",
+	"run --libs 0: the same mapping stays small",
+};
+
+/* hugetext run [--libs W] -- self --map-text prog, for each of W 5 and 0. */
+static void test_libs(const struct rothp_case *c, const char *self, const char *prog)
+{
+	static const char *const windows[] = { "5", "0" };
+	struct stat self_st;
+	struct textproc tp;
+	unsigned long addr;
+	long pmd = -1;
+	double t0;
+	char line[256];
+	size_t len = 0;
+	pid_t child;
+	int i, to_child[2], from_child[2];
+	bool ok;
+
+	if (stat(self, &self_st))
+		ksft_exit_fail_msg("%s: %s\n", self, strerror(errno));
+	rothp_thp_set_checked("enabled", "madvise");
+	for (i = 0; i < 2; i++) {
+		if (rothp_drop_caches())
+			ksft_exit_fail_msg("drop_caches: %s\n", strerror(errno));
+		memset(&tp, 0, sizeof(tp));
+		if (pipe2(to_child, O_CLOEXEC) || pipe2(from_child, O_CLOEXEC))
+			ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+		fflush(NULL);
+		tp.pid = rothp_fork_checked();
+		if (!tp.pid) {
+			dup2(to_child[0], STDIN_FILENO);
+			dup2(from_child[1], STDOUT_FILENO);
+			execl(tool, tool, "run", "-q", "--libs", windows[i], "--", self, "--map-text",
+			      prog, (char *)NULL);
+			_exit(127);
+		}
+		close(to_child[0]);
+		close(from_child[1]);
+		tp.in = fdopen(to_child[1], "w");
+		tp.out = fdopen(from_child[0], "r");
+		ok = tp.in && tp.out && fgets(line, sizeof(line), tp.out) &&
+		     sscanf(line, "mapped %lx %zx", &addr, &len) == 2;
+		child = ok ? rothp_child_of(tp.pid, &self_st, 10000) : -1;
+		/* The window opens at the exec stop: wait out 5 s, or 2 s for 0. */
+		t0 = rothp_now();
+		while (child > 0 && rothp_now() - t0 < (i ? 2 : 8)) {
+			pmd = rothp_file_pmd_mapped(child, addr);
+			if (!i && pmd == (long)len)
+				break;
+			usleep(50 * 1000);
+		}
+		ksft_print_msg("run --libs %s: %s mapped at %lx, %zu kB: FilePmdMapped %ld kB after %.2f s\n",
+			       windows[i], prog, addr, len >> 10, pmd / 1024, rothp_now() - t0);
+		ok = !textproc_stop(&tp) && ok && child > 0 && len > 0;
+		rothp_report(c, i, NULL, ok && pmd == (i ? 0 : (long)len));
+	}
+}
+
 /* The parts, in the order main() runs them. */
-enum part { TEXTPROG, MISALIGNED, RUN, PIE };
+enum part { TEXTPROG, MISALIGNED, RUN, PIE, LIBS };
 
 static const struct rothp_case cases[] = {
 	[TEXTPROG] = ROTHP_CASE(NULL, textprog_results),
 	[MISALIGNED] = ROTHP_CASE(NULL, misaligned_results),
 	[RUN] = ROTHP_CASE(NULL, run_results),
 	[PIE] = ROTHP_CASE(NULL, pie_results),
+	[LIBS] = ROTHP_CASE(NULL, libs_results),
 };
 
 int main(int argc, char **argv)
 {
-	char prog[PATH_MAX], pie[PATH_MAX], *slash;
+	char prog[PATH_MAX], pie[PATH_MAX], self[PATH_MAX], *slash;
 	const char *no_align = NULL;
 	struct tool_run r;
 	long eligible, pmd;
@@ -640,11 +698,14 @@ int main(int argc, char **argv)
 	const char *dir;
 	ssize_t n;
 
+	if (argc == 3 && !strcmp(argv[1], "--map-text"))
+		return map_text_child(argv[2]);
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
 	n = readlink("/proc/self/exe", tool, sizeof(tool) - 16);
 	if (n <= 0)
 		ksft_exit_fail_msg("readlink /proc/self/exe: %s\n", strerror(errno));
 	tool[n] = '\0';
+	memcpy(self, tool, n + 1);
 	slash = strrchr(tool, '/');
 	snprintf(slash + 1, sizeof(tool) - (slash + 1 - tool), "hugetext");
 	if (access(tool, X_OK))
@@ -675,6 +736,8 @@ int main(int argc, char **argv)
 		no_align = "no fs.elf_text_thp_align: 6.12 without the series loads a PIE at a 4 KiB-granular bias";
 	rothp_report(&cases[PIE], 1, no_align,
 		     eligible > 0 && pmd == eligible * (long)ROTHP_PMD_SIZE && exit_ok);
+
+	test_libs(&cases[LIBS], self, prog);
 
 	rothp_thp_restore();
 	ksft_finished();

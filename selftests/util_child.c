@@ -5,11 +5,16 @@
  * shared with the children and printed a bounded number of times.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "kselftest.h"
@@ -116,4 +121,51 @@ int rothp_child_wait(pid_t pid, long timeout_ms, const char *who, bool *killed)
 	else
 		ksft_print_msg("%s: exit status %d\n", who, WEXITSTATUS(status));
 	return -1;
+}
+
+/*
+ * A child of parent, found by the parent field of every process's
+ * /proc/PID/stat (CONFIG_PROC_CHILDREN may be off), that runs the file exe
+ * (NULL: any), waiting up to wait_ms for one: its PID, or -1.
+ */
+pid_t rothp_child_of(pid_t parent, const struct stat *exe, long wait_ms)
+{
+	char path[300], buf[512], *p;
+	double end = rothp_now() + wait_ms / 1000.0;
+	struct dirent *d;
+	pid_t pid = -1;
+	struct stat st;
+	int ppid;
+	FILE *fp;
+	DIR *dir;
+
+	for (;;) {
+		dir = opendir("/proc");
+		while (dir && pid < 0 && (d = readdir(dir))) {
+			if (!isdigit((unsigned char)d->d_name[0]))
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/stat", d->d_name);
+			fp = fopen(path, "r");
+			if (!fp)
+				continue;
+			if (!fgets(buf, sizeof(buf), fp))
+				buf[0] = '\0';
+			fclose(fp);
+			/* "pid (comm) state ppid ...": comm may hold anything */
+			p = strrchr(buf, ')');
+			if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1 || ppid != parent)
+				continue;
+			/* Not yet exe (a fork before its exec): not it. */
+			snprintf(path, sizeof(path), "/proc/%s/exe", d->d_name);
+			if (exe && (stat(path, &st) || st.st_dev != exe->st_dev ||
+				    st.st_ino != exe->st_ino))
+				continue;
+			pid = atoi(d->d_name);
+		}
+		if (dir)
+			closedir(dir);
+		if (pid > 0 || rothp_now() >= end)
+			return pid;
+		usleep(10 * 1000);
+	}
 }

@@ -38,6 +38,8 @@ void rothp_child_error(long *errors, long *reports, long max, const char *who,
 
 pid_t rothp_fork(void);
 int rothp_child_wait(pid_t pid, long timeout_ms, const char *who, bool *killed);
+struct stat;
+pid_t rothp_child_of(pid_t parent, const struct stat *exe, long wait_ms);
 
 /* rothp_fork(), or exit failing. */
 #define rothp_fork_checked() ({						\
