@@ -22,7 +22,7 @@ preempt_sfx = $(if $(filter-out full,$(PREEMPT)),-preempt-$(PREEMPT))
 check_name = $(KERNEL)$(if $(check_flavour),-$(check_flavour))$(preempt_sfx)
 demo_name = $(KERNEL)$(if $(demo_flavour),-$(demo_flavour))$(preempt_sfx)
 
-.PHONY: help deps fetch apply build image check check-full demo bench publish stress hugetext \
+.PHONY: help deps fetch apply build image check check-full demo bench deb publish stress hugetext \
 	docs-check series-export series-check series-status matrix coverage install clean distclean
 
 help:
@@ -38,8 +38,12 @@ help:
 	@echo '                       stress program, half on ext4, half on xfs'
 	@echo '  make bench           baseline and patched measured in one run:'
 	@echo '                       results/bench.json, results/bench.md'
-	@echo '  make publish         copy a complete bench run'"'"'s iTLB plot to Documentation/'
-	@echo '                       (make bench writes results/ only)'
+	@echo '  make publish         a complete bench run'"'"'s figures into README.rst and the'
+	@echo '                       cover letter, its iTLB plot to Documentation/ (make bench'
+	@echo '                       writes results/ only)'
+	@echo '  make deb             Debian packages (linux-image, linux-headers) of the patched'
+	@echo '                       kernel in build/deb/: CONFIG=debian (Debian'"'"'s config,'
+	@echo '                       DEB_FLAVOUR=amd64|cloud-amd64) or CONFIG=rothp (quick)'
 	@echo '  make hugetext        build the hugetext tool for this machine: build/host/hugetext'
 	@echo '  make install         install hugetext and its man page (PREFIX=/usr/local DESTDIR=)'
 	@echo '  make deps | fetch | apply | build | image    the single stages'
@@ -61,8 +65,9 @@ help:
 	@echo '           KERNEL_DEB_VERSION=$(or $(KERNEL_DEB_VERSION),6.12.118-1~deb12u1)'
 	@echo '           ALLOW_DOWNGRADE=1 (make deps: install the pinned linux-source over a newer one)'
 
+# DEPS=bench|deb|matrix: what those targets need too (sudo make deps DEPS=bench).
 deps:
-	@$(S)/deps.sh
+	@$(S)/deps.sh $(DEPS)
 
 fetch: deps
 	@$(S)/fetch.sh
@@ -122,10 +127,19 @@ stress: apply
 	@$(S)/rothp-host parse results/stress-$(check_name) results/stress.ktap
 
 bench: apply
+	@$(S)/deps.sh bench
 	@$(S)/bench.sh
 
+# deb: Debian packages of the patched kernel (scripts/deb.sh); CONFIG=debian
+# (Debian's config, DEB_FLAVOUR=amd64 or cloud-amd64) or CONFIG=rothp.
+CONFIG ?= debian
+deb: apply
+	@$(S)/deps.sh deb
+	@DEB_FLAVOUR='$(DEB_FLAVOUR)' $(S)/deb.sh '$(CONFIG)'
+
 publish:
-	@$(S)/rothp-host bench-publish results Documentation/bench-itlb.svg
+	@$(S)/rothp-host bench-publish results Documentation/bench-itlb.svg README.rst \
+		patches/0000-cover-letter.patch
 
 hugetext:
 	@$(MAKE) -C hugetext OUTPUT=$(CURDIR)/build/host

@@ -592,20 +592,12 @@ static void hypervisor(char *sig)
 
 int main(int argc, char **argv)
 {
+	const char *dir = rothp_bench_start(argc, argv);
 	struct utsname u;
 	char sig[16];
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc != 2)
-		rothp_bench_fail("usage: %s <dir>", argv[0]);
-	if (geteuid())
-		rothp_bench_fail("needs root: it writes drop_caches and THP sysfs knobs");
-	if (rothp_hpage_pmd_size() != ROTHP_PMD_SIZE)
-		rothp_bench_fail("no THP with 2 MiB PMDs");
-	if (rothp_thp_save())
-		rothp_bench_fail("cannot save the THP settings");
-	prog_init(&big, argv[1], "textprog_big");
-	prog_init(&small, argv[1], "textprog");
+	prog_init(&big, dir, "textprog_big");
+	prog_init(&small, dir, "textprog");
 	uname(&u);
 	hypervisor(sig);
 	printf("# kernel %s; %s: %ld stubs; %s: %ld stubs\n", u.release, big.path, big.pages,

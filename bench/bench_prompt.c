@@ -135,7 +135,7 @@
 #define STORM_RUNS	3
 #define STORM_WARMUP	20
 
-#define CC1_FUNCS	400
+#define CC1_FUNCS	400	/* for cc1 -O2 to run its passes for tens of s under TCG */
 #define CC1_POLL_MS	50
 #define ALWAYS_WINDOW_S	3
 #define ALWAYS_CAP_S	60
@@ -678,24 +678,6 @@ static double exec_storm(const char *label)
 
 /* --- cc1 under THP always --------------------------------------------- */
 
-/*
- * CC1_FUNCS functions for cc1 (rothp_cc1_source()), for cc1 -O2 to run its
- * inliner, loop and vector passes on for tens of seconds under TCG.
- */
-static void make_cc1_source(void)
-{
-	FILE *fp;
-
-	if (rothp_scratch_add(CC1_SRC))
-		rothp_bench_fail("cannot register " CC1_SRC);
-	fp = fopen(CC1_SRC, "w");
-	if (!fp)
-		rothp_bench_fail(CC1_SRC ": %s", strerror(errno));
-	rothp_cc1_source(fp, CC1_FUNCS);
-	if (fclose(fp))
-		rothp_bench_fail("writing " CC1_SRC ": %s", strerror(errno));
-}
-
 /* cc1 compiling CC1_SRC, one process after the other. */
 struct cc1_loop {
 	pid_t pid;		/* the process now, -1 before the first */
@@ -986,21 +968,12 @@ int main(int argc, char **argv)
 	const char *skip;
 	char why[256];
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc != 2)
-		rothp_bench_fail("usage: %s <dir>", argv[0]);
-	dir = argv[1];
-	if (geteuid())
-		rothp_bench_fail("needs root: it writes drop_caches and THP sysfs knobs");
-	if (rothp_hpage_pmd_size() != ROTHP_PMD_SIZE)
-		rothp_bench_fail("no THP with 2 MiB PMDs");
+	dir = rothp_bench_start(argc, argv);
 	path_in_dir(prog, sizeof(prog), "textprog");
 	path_in_dir(pie, sizeof(pie), "pieprog");
 	path_in_dir(small, sizeof(small), "pieprog_small");
 	path_in_dir(cc1, sizeof(cc1), "gcc/cc1");
 	snprintf(cc1_env, sizeof(cc1_env), "LD_LIBRARY_PATH=%s/gcc/lib", dir);
-	if (rothp_thp_save())
-		rothp_bench_fail("cannot save the THP settings");
 	skip = rothp_prompt_skip();
 	has_prompt = !skip;
 	if (rothp_prompt_setup(skip, why, sizeof(why)))
@@ -1036,7 +1009,7 @@ int main(int argc, char **argv)
 		prompt_set(1);
 	}
 
-	make_cc1_source();
+	rothp_bench_cc1_source(CC1_SRC, CC1_FUNCS);
 	printf("BENCH always_text_mib_3s %.1f MiB\n", always_text_mib());
 	printf("BENCH always_busy_s %.3f s\n", always_busy());
 	return 0;

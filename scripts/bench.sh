@@ -10,7 +10,8 @@ start=$(date +%s)
 for k in baseline patched; do
 	"$ROTHP_TOP/scripts/build.sh" "$k"
 done
-"$ROTHP_TOP/scripts/image.sh"
+# The disk gets the real programs of bench_real as well.
+REAL_PROGS=1 "$ROTHP_TOP/scripts/image.sh"
 mkdir -p "$RESULTS"
 # Reads the guest's page cache misses must reach a disk, as on a real
 # machine, not the host's page cache: that is what a purge of the page
@@ -27,10 +28,28 @@ for k in baseline patched; do
 	info "$k bench guest: ${guest#"$ROTHP_GUEST"}"
 done
 info "bench runs took $(($(date +%s) - start))s"
+# The TLB gain of real code: cc1's instruction fetches on this host, under
+# valgrind, replayed by the report over the page sizes cc1 had in each
+# guest (scripts/rothp/itrace.py).
+mkdir -p "$BUILD/host"
+cc -O2 -Wall -o "$BUILD/host/itrace" "$ROTHP_TOP/bench/itrace.c" ||
+	die "cannot build bench/itrace.c"
+cc -O2 -Wall -shared -fPIC -o "$BUILD/host/itrace_maps.so" "$ROTHP_TOP/bench/itrace_maps.c" ||
+	die "cannot build bench/itrace_maps.c"
+trace=$BUILD/bench/cc1-trace
+trace_args=("$trace" "$BUILD/host/itrace")
+# A failed trace leaves its metrics missing in the report, not the rest.
+if ! (run_logged "tracing cc1 under valgrind" "$LOGS/cc1-trace.log" \
+	"$ROTHP_TOP/scripts/rothp-host" cc1-trace "$trace" "$SRC" "$BUILD/host/itrace" \
+	"$BUILD/host/itrace_maps.so"); then
+	info "the cc1 trace failed (see $LOGS/cc1-trace.log): its metrics will be missing"
+	trace_args=()
+fi
 # The report's own unit tests (TCG and KVM paths, the TLB model), then the
 # report, in results/ only: make publish copies a complete run's iTLB plot
 # to Documentation/ for the README, when the figures are updated from it.
 mkdir -p "$LOGS"
 "$ROTHP_TOP/scripts/rothp-host" selftest test_bench_report >"$LOGS/test-bench-report.log" 2>&1 ||
 	die "the bench report's unit tests failed: see $LOGS/test-bench-report.log"
-"$ROTHP_TOP/scripts/rothp-host" bench-report "$RESULTS/bench-baseline" "$RESULTS/bench-patched" "$RESULTS"
+"$ROTHP_TOP/scripts/rothp-host" bench-report "$RESULTS/bench-baseline" "$RESULTS/bench-patched" "$RESULTS" \
+	"${trace_args[@]}"

@@ -7,6 +7,10 @@
 #                      configurations named with (all when none is named):
 #                      sparse; clang and lld; the arm64 cross compiler;
 #                      Debian's kernel configs
+#   deps.sh bench      also what make bench needs: the real programs it
+#                      runs (clang) and the instruction trace (valgrind)
+#   deps.sh deb        also what make deb needs: dpkg-dev, debhelper and
+#                      Debian's kernel configs
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -15,7 +19,11 @@ pkgs=(
 	git ccache python3 python3-docutils perl rsync
 	qemu-system-x86 busybox-static e2fsprogs xfsprogs util-linux
 )
-if [ "${1:-}" = matrix ]; then
+if [ "${1:-}" = bench ]; then
+	pkgs+=("clang-$ROTHP_CLANG_VER" valgrind)
+elif [ "${1:-}" = deb ]; then
+	pkgs+=(dpkg-dev debhelper linux-config-6.12)
+elif [ "${1:-}" = matrix ]; then
 	shift
 	pkgs+=(sparse)
 	for cfg in "${@:-clang arm64 debian-amd64}"; do
@@ -52,7 +60,7 @@ fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 [ "$(id -u)" -eq 0 ] ||
-	die "missing packages: ${missing[*]}; installing them needs root: run 'sudo make deps'"
+	die "missing packages: ${missing[*]}; installing them needs root: run 'sudo make deps${1:+ DEPS=$1}'"
 mkdir -p "$LOGS"
 run_logged "apt-get update" "$LOGS/deps.log" apt-get update
 if ! (run_logged "installing ${missing[*]}" "$LOGS/deps-install.log" \

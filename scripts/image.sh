@@ -45,26 +45,34 @@ for f in $(make -s -C "$ROTHP_TOP/selftests" OUTPUT="$out" print-disk-progs); do
 	cp "$out/$f" "$img/fs/$f"
 done
 
+# copy_program BIN DIR: BIN as DIR/NAME (NAME: BIN's own), with the shared
+# libraries ldd resolves for it, the loader included, in DIR/lib: the guest
+# runs it with LD_LIBRARY_PATH there. PKG names the package to reinstall.
+copy_program() {
+	local bin=$1 dir=$2 pkg=$3 ldd_out
+	ldd_out=$img/$(basename "$bin").ldd
+	mkdir -p "$dir/lib"
+	cp "$bin" "$dir/"
+	ldd "$bin" >"$ldd_out" 2>&1 || die "ldd $bin failed: $(head -n 3 "$ldd_out")"
+	! grep -q 'not found' "$ldd_out" ||
+		die "$bin needs libraries this machine lacks: $(grep 'not found' "$ldd_out" | tr -s ' \t\n' ' ')(reinstall $pkg)"
+	# "name => /path (addr)" for libraries, "/path (addr)" for the loader.
+	while read -r name path; do
+		cp -L "$path" "$dir/lib/$name"
+	done < <(awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }
+		$1 ~ /^\// { n = split($1, p, "/"); print p[n], $1 }' "$ldd_out")
+	[ -n "$(ls "$dir/lib")" ] || die "ldd found no libraries for $bin: $(head -n 3 "$ldd_out")"
+}
+
 # gcc's cc1, a real program with ~20 MiB of 2 MiB-congruent text (always_text
-# runs it), as gcc/cc1, with the shared libraries ldd resolves for it, the
-# loader included, in gcc/lib: the guest runs it with LD_LIBRARY_PATH there.
+# runs it), as gcc/cc1, its libraries in gcc/lib.
 cc=${CC:-gcc}
 gcc_ver=$("$cc" -dumpversion 2>/dev/null) ||
 	die "$cc missing: install build-essential (make deps)"
 cc1=$("$cc" -print-prog-name=cc1)
 [ -f "$cc1" ] && [ -x "$cc1" ] ||
 	die "gcc's cc1 missing ($cc -print-prog-name=cc1 says '$cc1'): apt-get install gcc-$gcc_ver (it depends on cpp-$gcc_ver, which ships cc1), or make deps"
-mkdir -p "$img/fs/gcc/lib"
-cp "$cc1" "$img/fs/gcc/cc1"
-ldd "$cc1" >"$img/cc1.ldd" 2>&1 || die "ldd $cc1 failed: $(head -n 3 "$img/cc1.ldd")"
-! grep -q 'not found' "$img/cc1.ldd" ||
-	die "$cc1 needs libraries this machine lacks: $(grep 'not found' "$img/cc1.ldd" | tr -s ' \t\n' ' ')(reinstall gcc-$gcc_ver)"
-# "name => /path (addr)" for libraries, "/path (addr)" for the loader.
-while read -r name path; do
-	cp -L "$path" "$img/fs/gcc/lib/$name"
-done < <(awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }
-	$1 ~ /^\// { n = split($1, p, "/"); print p[n], $1 }' "$img/cc1.ldd")
-[ -n "$(ls "$img/fs/gcc/lib")" ] || die "ldd found no libraries for $cc1: $(head -n 3 "$img/cc1.ldd")"
+copy_program "$cc1" "$img/fs/gcc" "gcc-$gcc_ver"
 
 # textprog_big, bench_itlb's 256 MiB of text, only on ext4, where the bench
 # runs: the ext4 image gets 256 MiB more. (mkfs.xfs -p of bookworm wrote an
@@ -72,12 +80,31 @@ done < <(awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }
 mkdir -p "$img/fs-ext4"
 cp -al "$img/fs/." "$img/fs-ext4/"
 rm "$img/fs/textprog_big"
+# make bench (REAL_PROGS=1): bench_real's other real programs, on ext4
+# only, each in its own directory with its libraries: clang (the Debian
+# build links libclang-cpp and libLLVM, ~170 MiB of libraries) and python3
+# with its standard library (PYTHONHOME=python3: python3/lib/python3.X).
+real_bytes=0
+if [ "${REAL_PROGS:-0}" = 1 ]; then
+	clang_bin=$(command -v "clang-$ROTHP_CLANG_VER" || true)
+	[ -n "$clang_bin" ] || die "clang-$ROTHP_CLANG_VER missing: sudo make deps DEPS=bench"
+	clang_bin=$(readlink -f "$clang_bin")
+	copy_program "$clang_bin" "$img/fs-ext4/clang" "clang-$ROTHP_CLANG_VER"
+	py_bin=$(readlink -f /usr/bin/python3)
+	[ -x "$py_bin" ] || die "/usr/bin/python3 missing: sudo make deps DEPS=bench"
+	py_ver=$("$py_bin" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	copy_program "$py_bin" "$img/fs-ext4/python3" "python$py_ver-minimal"
+	mv "$img/fs-ext4/python3/$(basename "$py_bin")" "$img/fs-ext4/python3/python3"
+	rsync -a --exclude=test --exclude='config-*' --exclude=site-packages \
+		--exclude=dist-packages "/usr/lib/python$py_ver" "$img/fs-ext4/python3/lib/"
+	real_bytes=$(du -sb "$img/fs-ext4/clang" "$img/fs-ext4/python3" | awk '{ n += $1 } END { print n }')
+fi
 
 # Every test copies files into its disk: keep room for them.
 disk_size=${DISK_SIZE:-512M}
 scratch_room=$((256 << 20))
 disk_bytes=$(numfmt --from=iec "$disk_size") || die "DISK_SIZE=$disk_size is not a size"
-ext4_size=$((disk_bytes + (256 << 20)))
+ext4_size=$((disk_bytes + (256 << 20) + real_bytes))
 fs_bytes=$(du -sb "$img/fs" | cut -f1)
 [ $((fs_bytes + scratch_room)) -le "$disk_bytes" ] ||
 	die "the disk files take $((fs_bytes >> 20)) MiB: with 256 MiB for the tests' copies that exceeds DISK_SIZE=$disk_size"

@@ -7,6 +7,9 @@ ROTHP_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$ROTHP_TOP/build}
 RESULTS=${RESULTS:-$ROTHP_TOP/results}
 KERNEL_DEB_VERSION=${KERNEL_DEB_VERSION:-6.12.118-1~deb12u1}
+# Debian's clang (bookworm's), whose binary links libclang-cpp and libLLVM:
+# the libLLVM-linked real program of make bench.
+ROTHP_CLANG_VER=14
 SRC=$BUILD/src/linux		# git tree, branch rothp = base + series
 BASE_SRC=$BUILD/src/baseline	# worktree of the tag base (pristine)
 LOGS=$BUILD/logs

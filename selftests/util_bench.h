@@ -8,6 +8,10 @@
 
 /* Print "# error: ..." and exit 1, running the atexit handlers. */
 void rothp_bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* Output, argument, root, THP checked and its settings saved: the directory. */
+const char *rothp_bench_start(int argc, char **argv);
+/* A generated C file for cc1 and clang, a scratch file at path, or fail. */
+void rothp_bench_cc1_source(const char *path, int nr_funcs);
 /* rothp_fresh_cache(), or fail. */
 void rothp_bench_fresh_cache(const char *path);
 /* rothp_thp_set_str(), or fail: the benchmarks' rothp_thp_set_checked(). */

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """bench_report: compare the bench runs of two kernels.
 
-    rothp-host bench-report BASELINE_RUN_DIR PATCHED_RUN_DIR OUT_DIR
+    rothp-host bench-report BASELINE_RUN_DIR PATCHED_RUN_DIR OUT_DIR [TRACE_DIR ITRACE]
     rothp-host bench-publish OUT_DIR DOC_SVG
 
 Reads the "BENCH <metric> <value> <unit>" lines each guest printed (in
@@ -33,9 +33,10 @@ import shutil
 import subprocess
 import sys
 
-from . import contract, svgplot, tlb_model
+from . import contract, itrace, svgplot, tlb_model
 
 LINE = re.compile(r'^BENCH\s+(\S+)\s+([-+0-9.eE]+)\s+(\S+)\s*$')
+INELIGIBLE = re.compile(r'^# (\S+), always: (/\S+): (\d+) KiB of text, no eligible block: (.*)$')
 EXIT = contract.regex('bench_exit')
 ITLB_RUN = re.compile(r'^ITLB run (4k|file|copy) (\d+) (\d+) (\d+) (\d+) ([0-9.]+) ([0-9.]+) '
                       r'([0-9a-f]+) (0x[0-9a-f]+) ([Hp]+)\s*$')
@@ -145,7 +146,35 @@ TARGETS = {
     'uprobe_fires': (
         'a uprobe on the file offset of a stub fires when the stub runs',
         'file THP 1, copy dance 0', None),
+    'real_text_huge_share': (
+        'real programs (gcc cc1, clang with libclang-cpp and libLLVM, python3) and '
+        'their libraries, run again and again for 3 s from a cold page cache: eligible '
+        '2 MiB text blocks PMD-mapped (per mapping, the most at one poll), over THP '
+        'always and hugetext run together',
+        'patched >= 0.95', lambda b, p: p >= 0.95),
+    'real_text_huge_share_always': (
+        '... under THP always, the programs started as they are', 'patched >= 0.95',
+        lambda b, p: p >= 0.95),
+    'real_text_huge_share_run': (
+        '... under THP madvise, the programs started by hugetext run', 'patched >= 0.95',
+        lambda b, p: p >= 0.95),
 }
+for _mode in ('always', 'run'):
+    for _prog in ('cc1', 'clang'):
+        TARGETS[f'real_text_huge_share_{_mode}_{_prog}'] = (
+            f'... {_prog} and its libraries alone, {_mode}', 'patched >= 0.95',
+            lambda b, p: p >= 0.95)
+        TARGETS[f'real_text_first_share_{_mode}_{_prog}'] = (
+            f'... {_prog}, {_mode}, its first process alone (from the cold page cache)',
+            '', None)
+TRACE_GEOMETRIES = tuple(tlb_model.GEOMETRIES)
+for _g in TRACE_GEOMETRIES:
+    TARGETS[f'cc1_trace_l1_misses_pki_{_g}'] = (
+        f'cc1 -O2 of scripts/kallsyms.c, its instruction fetches (valgrind) replayed over '
+        f'the page sizes cc1 had in the guest under THP always: modelled '
+        f'{tlb_model.GEOMETRIES[_g][0]} L1 iTLB misses per 1000 instructions', '', None)
+    TARGETS[f'cc1_trace_walks_pki_{_g}'] = (
+        f'... page walks per 1000 instructions, {tlb_model.GEOMETRIES[_g][0]}', '', None)
 
 # Ratios of the patched kernel's value of a metric to the baseline's, both
 # measured in the same run: name: (metric, what it is, target text,
@@ -162,6 +191,16 @@ RATIOS = {
         "the exec storm's wall time under THP always, patched over baseline",
         'patched/baseline <= 1.05',
         lambda r: r <= 1.05),
+}
+
+# Reductions, 1 - patched/baseline of metrics both boots have, the least of
+# them: name: (metrics, what it is, target text, check(value) -> bool).
+REDUCTIONS = {
+    'cc1_trace_walks_reduction': (
+        tuple(f'cc1_trace_walks_pki_{g}' for g in TRACE_GEOMETRIES),
+        "cc1's modelled page walks per 1000 instructions, 1 - patched/baseline, the "
+        'lesser over the modelled cores', 'patched >= 0.9 (90% fewer walks)',
+        lambda r: r >= 0.9),
 }
 
 # Checks that look at the copy dance's value too: (b, p, c) -> bool.
@@ -204,6 +243,9 @@ def read_line(r, line):
     m = ITLB_RUN.match(line)
     if m:
         r['itlb'][(m.group(1), int(m.group(2)))] = itlb_run(m)
+    m = INELIGIBLE.match(line)
+    if m:
+        r['ineligible'][(m.group(1), m.group(2))] = (int(m.group(3)), m.group(4))
 
 
 def clock_failure(run):
@@ -221,7 +263,7 @@ def clock_failure(run):
 def read_run(run):
     """BENCH values and units, ITLB runs, failures and accel of a run dir."""
     r = {'vals': {}, 'units': {}, 'failed': [], 'itlb': {}, 'sig': None,
-         'accel': 'tcg'}
+         'accel': 'tcg', 'dir': run, 'ineligible': {}}
     text = read_text(os.path.join(run, contract.KTAP_LOG))
     if text is None:
         r['failed'].append(f'{run}: no {contract.KTAP_LOG}')
@@ -490,15 +532,59 @@ def ratio_metric(name, base, patch):
     return obj, row, value is None
 
 
-def ratio_metrics(base, patch):
-    """(metric objects, table rows, how many are missing) of RATIOS."""
+def reduction_metric(name, base, patch):
+    """(metric object, table row, whether it is missing) of one of REDUCTIONS."""
+    ms, what, target, check = REDUCTIONS[name]
+    pairs = [(base['vals'].get(m), patch['vals'].get(m)) for m in ms]
+    values = [1 - p / b for b, p in pairs if b and p is not None]
+    value = min(values) if len(values) == len(ms) else None
+    met = None if value is None else bool(check(value))
+    obj = {'metric': name, 'description': what, 'unit': 'share', 'value': value,
+           'of': [{'metric': m, 'baseline': b, 'patched': p} for m, (b, p) in zip(ms, pairs)],
+           'target': target, 'target_met': met}
+    row = (name, ', '.join(ms), fmt(value), target, {None: '-', True: 'yes', False: 'NO'}[met])
+    return obj, row, value is None
+
+
+def ineligible(run):
+    """bench_real's notes of the text mappings with no eligible block, one
+    object each, in the order the guest printed them."""
+    return [{'program': p, 'mapping': m, 'kib': kib, 'why': why}
+            for (p, m), (kib, why) in run['ineligible'].items()]
+
+
+def derived_metrics(names, one, base, patch):
+    """(metric objects, table rows, how many are missing) of the metrics
+    names (RATIOS, REDUCTIONS) made by one(name, base, patch)."""
     objs, rows, missing = [], [], 0
-    for name in sorted(RATIOS):
-        obj, row, miss = ratio_metric(name, base, patch)
+    for name in sorted(names):
+        obj, row, miss = one(name, base, patch)
         objs.append(obj)
         rows.append(row)
         missing += miss
     return objs, rows, missing
+
+
+def trace_values(run, trace_dir, itrace_bin, tag):
+    """Replay the cc1 trace of trace_dir over run's map of cc1 (bench_real's
+    REALMAP lines) into run's values; a failure goes to run['failed']."""
+    if not trace_dir:
+        return
+    guest = itrace.realmaps(read_text(os.path.join(run['dir'], contract.KTAP_LOG)) or '')
+    if not guest:
+        run['failed'].append(f'{run["dir"]}: no REALMAP line of cc1 (bench_real did not run)')
+        return
+    try:
+        res = itrace.replay(trace_dir, itrace_bin, guest, tag)
+    except (itrace.TraceError, OSError) as e:
+        run['failed'].append(f'cc1 trace replay over {tag}: {e}')
+        return
+    for g, r in res.items():
+        for q in ('l1_misses', 'walks'):
+            m = f'cc1_trace_{q}_pki_{g}'
+            run['vals'][m] = r['l1_pki' if q == 'l1_misses' else 'walks_pki']
+            run['units'][m] = 'per_1000_instr'
+
 
 
 def itlb_missing(iobjs):
@@ -533,7 +619,7 @@ def meta_of(base, patch):
             'failures': base['failed'] + patch['failed']}
 
 
-def markdown(meta, rows, ratio_rows, itlb_md):
+def markdown(meta, rows, ratio_rows, reduction_rows, itlb_md):
     """bench.md: the metrics table, the ratios, the iTLB tables, the failures."""
     head = ('metric', 'baseline', 'patched', 'copy dance', 'unit', 'ratio b/p', 'target',
             'met')
@@ -543,27 +629,42 @@ def markdown(meta, rows, ratio_rows, itlb_md):
            'in this run:', '']
     md += table([('ratio', 'of', 'baseline', 'patched', 'unit', 'patched/baseline',
                   'target', 'met')] + ratio_rows)
+    md += ['', 'Reductions, 1 - patched/baseline, the least over the metrics named:', '']
+    md += table([('reduction', 'of', 'value', 'target', 'met')] + reduction_rows)
     md += itlb_md
     if meta['failures']:
         md += ['', 'Failed benchmark programs: ' + '; '.join(meta['failures'])]
     return md
 
 
-def report(base_dir, patch_dir, out):
+def report(base_dir, patch_dir, out, trace_dir=None, itrace_bin=None):
     """Write and print the report of two run dirs; the exit status, 0 when
-    every metric was measured and no benchmark program failed."""
+    every metric was measured and no benchmark program failed. With
+    trace_dir (rothp-host cc1-trace), cc1's trace is replayed over each
+    run's map of cc1 too."""
     base, patch = read_run(base_dir), read_run(patch_dir)
+    trace_values(base, trace_dir, itrace_bin, 'baseline')
+    trace_values(patch, trace_dir, itrace_bin, 'patched')
     objs, rows, missing = scalar_metrics(base, patch)
-    robjs, rrows, rmissing = ratio_metrics(base, patch)
+    robjs, rrows, rmissing = derived_metrics(RATIOS, ratio_metric, base, patch)
+    dobjs, drows, dmissing = derived_metrics(REDUCTIONS, reduction_metric, base, patch)
+    robjs += dobjs
     iobjs, bm, pm, spans, kvm = itlb_metrics(base, patch)
-    missing += rmissing + itlb_missing(iobjs)
+    missing += rmissing + dmissing + itlb_missing(iobjs)
     meta = meta_of(base, patch)
     meta['missing'] = missing
     meta['complete'] = not missing and not meta['failures']
     os.makedirs(out, exist_ok=True)
+    inel = ineligible(patch)
     with open(os.path.join(out, 'bench.json'), 'w') as f:
-        json.dump({'meta': meta, 'metrics': objs + robjs + iobjs}, f, indent=2)
-    md = markdown(meta, rows, rrows, itlb_tables(bm, pm, spans, kvm))
+        json.dump({'meta': meta, 'metrics': objs + robjs + iobjs, 'real_text_ineligible': inel},
+                  f, indent=2)
+    md = markdown(meta, rows, rrows, drows, itlb_tables(bm, pm, spans, kvm))
+    if inel:
+        md += ['', "bench_real's text mappings with no eligible 2 MiB block (patched run, THP "
+               'always), and why:', '']
+        md += table([('program', 'mapping', 'KiB of text', 'why')] +
+                     [(o['program'], o['mapping'], o['kib'], o['why']) for o in inel])
     svgs = plots(out, bm, pm, spans, objs)
     with open(os.path.join(out, 'bench.md'), 'w') as f:
         f.write('\n'.join(md) + '\n')
@@ -576,12 +677,137 @@ def report(base_dir, patch_dir, out):
     return 0 if meta['complete'] else 1
 
 
-def publish(out, doc_svg):
-    """Copy the iTLB plot of OUT's run to DOC_SVG if that run was complete;
-    the exit status."""
+# The generated part of README.rst and of the cover letter: the lines
+# between these markers are make publish's, rewritten from bench.json.
+# (No line of the cover letter may start with "---": git mailinfo would
+# end the message there.)
+RST_BEGIN = '.. bench-figures-begin: written by make publish from results/bench.json'
+RST_END = '.. bench-figures-end'
+TXT_BEGIN = '[make bench figures: written by make publish]'
+TXT_END = '[end of make bench figures]'
+# The metrics of the iTLB table: quantity, spans shown.
+ITLB_SPANS = ('64K', '1M', '4M', '16M', '64M', '256M')
+
+
+def fig(v, unit=''):
+    """A value as the tables show it."""
+    if v is None:
+        return 'missing'
+    if isinstance(v, float):
+        v = (str(int(v)) if v == int(v) and abs(v) < 1e12 else
+             f'{v:.3g}' if abs(v) < 100 else f'{v:.0f}')
+    unit = {'share': '', 'x': '', 'per_1000_instr': '', 'blocks': ''}.get(unit, unit)
+    return f'{v} {unit}'.strip()
+
+
+def figure_rows(metrics):
+    """(metric, baseline, patched, target, met) of every metric with a
+    target: the scalars, then the ratios and reductions (their value as
+    patched, "of" values as baseline)."""
+    rows = []
+    met = {None: '-', True: 'yes', False: 'NO'}
+    for o in metrics:
+        if not o.get('target') or o['metric'].startswith('itlb_'):
+            continue
+        if 'value' in o:
+            rows.append((o['metric'], '', fig(o['value']), o['target'], met[o['target_met']]))
+        else:
+            rows.append((o['metric'], fig(o['baseline'], o['unit']), fig(o['patched'], o['unit']),
+                         o['target'], met[o['target_met']]))
+    return rows
+
+
+def itlb_rows(metrics):
+    """span, then 4 KiB and file THP L1 misses and walks per 1000 calls, of
+    each modelled core (patched kernel)."""
+    by = {o['metric']: o for o in metrics}
+    rows = []
+    for span in ITLB_SPANS:
+        row = [span + 'iB']
+        for g in tlb_model.GEOMETRIES:
+            for q in ('l1_misses', 'l2_misses'):
+                o = by.get(f'itlb_{g}_{q}_pkc_{span}')
+                row += [fig(o and o['small_pages']), fig(o and o['patched'])]
+        rows.append(tuple(row))
+    return rows
+
+
+def rst_table(rows):
+    """A simple rst table of rows, the first the header."""
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+    rule = '  '.join('=' * w for w in widths)
+    out = [rule, '  '.join(str(c).ljust(w) for c, w in zip(rows[0], widths)).rstrip(), rule]
+    out += ['  '.join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows[1:]]
+    return out + [rule]
+
+
+def itlb_head():
+    head = ['span']
+    for g in tlb_model.GEOMETRIES:
+        head += [f'{g} L1 4K', f'{g} L1 2M', f'{g} walks 4K', f'{g} walks 2M']
+    return tuple(head)
+
+
+def run_line(meta):
+    return (f'``make bench`` of {meta["date"]}, commit ``{meta.get("commit") or "unknown"}``, '
+            f'{meta["host"]}, {meta["guest"]}')
+
+
+def figures_rst(js):
+    """README's generated part: the run, its targets, the iTLB sweep."""
+    meta, metrics = js['meta'], js['metrics']
+    rows = figure_rows(metrics)
+    nmet = sum(1 for r in rows if r[4] == 'yes')
+    md = [RST_BEGIN, '', run_line(meta) + f': {nmet} of {len(rows)} targets met. Ratios '
+          'and reductions show their value under "patched".', '']
+    md += rst_table([('metric', 'baseline', 'patched', 'target', 'met')] + rows)
+    md += ['', 'The iTLB sweep of the same run, modelled misses per 1000 calls of a random '
+           'chain of stubs over the span, 4 KiB pages (2M: the same text PMD-mapped by the '
+           'series):', '']
+    md += rst_table([itlb_head()] + itlb_rows(metrics))
+    inel = js.get('real_text_ineligible') or []
+    if inel:
+        md += ['', "The real programs' text mappings with no eligible 2 MiB block (THP "
+               '``always``, patched), and why:', '']
+        md += rst_table([('program', 'mapping', 'KiB', 'why')] +
+                        [(o['program'], o['mapping'], o['kib'], o['why']) for o in inel])
+    return md + ['', RST_END]
+
+
+def figures_text(js):
+    """The cover letter's generated part: the same, as plain text."""
+    meta, metrics = js['meta'], js['metrics']
+    rows = figure_rows(metrics)
+    run = run_line(meta).replace('``', '')
+    lines = [TXT_BEGIN, run + ':']
+    for m, b, p, target, met in rows:
+        vals = f'{b} -> {p}' if b else p
+        lines.append(f' - {m}: {vals} (target {target}: {"met" if met == "yes" else "NOT met"})')
+    return lines + [TXT_END]
+
+
+def splice_text(path, begin, end, block):
+    """The text of the file at path with block between its lines begin and
+    end (both kept, as block has them); the file is not written."""
+    with open(path) as f:
+        lines = f.read().split('\n')
+    try:
+        a = lines.index(begin)
+        b = lines.index(end, a)
+    except ValueError:
+        raise ValueError(f'{path} has no "{begin}" ... "{end}" lines') from None
+    lines[a:b + 1] = block
+    return '\n'.join(lines)
+
+
+def publish(out, doc_svg, readme=None, cover=None):
+    """Copy the iTLB plot of OUT's run to DOC_SVG if that run was complete,
+    and write its figures into README.rst and the cover letter between
+    their markers; the exit status."""
     try:
         with open(os.path.join(out, 'bench.json')) as f:
-            meta = json.load(f)['meta']
+            js = json.load(f)
+        meta = js['meta']
     except (OSError, ValueError, KeyError) as e:
         print(f'bench-publish: no bench report in {out} ({e}): run make bench first',
               file=sys.stderr)
@@ -592,7 +818,18 @@ def publish(out, doc_svg):
               f'missing, failed: {"; ".join(meta.get("failures") or []) or "none"}): '
               'publish only a whole make bench run, without FILTER', file=sys.stderr)
         return 1
+    try:
+        edits = [(path, splice_text(path, begin, end, block)) for path, begin, end, block in
+                 ((readme, RST_BEGIN, RST_END, figures_rst(js)),
+                  (cover, TXT_BEGIN, TXT_END, figures_text(js))) if path]
+        for path, text in edits:
+            with open(path, 'w') as f:
+                f.write(text)
+    except (OSError, ValueError) as e:
+        print(f'bench-publish: {e}', file=sys.stderr)
+        return 1
     shutil.copyfile(os.path.join(out, 'itlb-model.svg'), doc_svg)
-    print(f'bench-publish: {doc_svg} is the iTLB plot of {run}; '
-          'cite that run with the figures taken from its bench.md')
+    print(f'bench-publish: {doc_svg} is the iTLB plot of {run}'
+          + (f'; its figures are in {readme}' if readme else '')
+          + (f' and {cover}' if cover else ''))
     return 0

@@ -4,8 +4,9 @@
     rothp-host parse RUN_DIR OUT_KTAP [MORE_RUN_DIR...]
     rothp-host gate record RUN_DIR [OUT]
     rothp-host gate show [FILE]
-    rothp-host bench-report BASELINE_RUN_DIR PATCHED_RUN_DIR OUT_DIR
-    rothp-host bench-publish OUT_DIR DOC_SVG
+    rothp-host bench-report BASELINE_RUN_DIR PATCHED_RUN_DIR OUT_DIR [TRACE_DIR ITRACE]
+    rothp-host cc1-trace OUT_DIR SRC_TREE ITRACE PRELOAD
+    rothp-host bench-publish OUT_DIR DOC_SVG [README [COVER]]
     rothp-host matrix-report TOUCHED LOG_DIR RESULTS_DIR CONFIG...
     rothp-host coverage OBJ GCDA_DIR SRC BASE..SERIES GAPS OUT_DIR
     rothp-host selftest [--ktap] [-v] [TEST...]
@@ -17,7 +18,7 @@ import argparse
 import os
 import sys
 
-from . import bench_report, coverage, gate, ktap, matrix_report, selftest
+from . import bench_report, coverage, gate, itrace, ktap, matrix_report, selftest
 
 
 def parse(args):
@@ -59,12 +60,29 @@ def gate_show(args):
 
 def bench(args):
     """Compare two bench runs."""
-    return bench_report.report(args.baseline_run_dir, args.patched_run_dir, args.out_dir)
+    if (args.trace_dir is None) != (args.itrace is None):
+        print('bench-report: TRACE_DIR and ITRACE go together', file=sys.stderr)
+        return 2
+    return bench_report.report(args.baseline_run_dir, args.patched_run_dir, args.out_dir,
+                               args.trace_dir, args.itrace)
+
+
+def cc1_trace(args):
+    """Record cc1's instruction trace."""
+    try:
+        counts = itrace.record(args.out_dir, args.src_tree, args.itrace, args.preload,
+                               cc=os.environ.get('CC') or 'gcc')
+    except itrace.TraceError as e:
+        print(f'cc1-trace: {e}', file=sys.stderr)
+        return 1
+    print(f'cc1-trace: {counts["instrs"]} instructions, {counts["sbs"]} basic blocks, '
+          f'{counts["records"]} page changes in {args.out_dir}')
+    return 0
 
 
 def bench_publish(args):
     """Publish a complete bench run's iTLB plot."""
-    return bench_report.publish(args.out_dir, args.doc_svg)
+    return bench_report.publish(args.out_dir, args.doc_svg, args.readme, args.cover)
 
 
 def matrix(args):
@@ -117,9 +135,16 @@ def parser():
     p = command(sub, 'bench-report', bench, bench_report)
     for a in ('baseline_run_dir', 'patched_run_dir', 'out_dir'):
         p.add_argument(a, metavar=a.upper())
+    p.add_argument('trace_dir', metavar='TRACE_DIR', nargs='?', default=None)
+    p.add_argument('itrace', metavar='ITRACE', nargs='?', default=None)
+    p = command(sub, 'cc1-trace', cc1_trace, itrace)
+    for a in ('out_dir', 'src_tree', 'itrace', 'preload'):
+        p.add_argument(a, metavar=a.upper())
     p = command(sub, 'bench-publish', bench_publish, bench_report)
     p.add_argument('out_dir', metavar='OUT_DIR')
     p.add_argument('doc_svg', metavar='DOC_SVG')
+    p.add_argument('readme', metavar='README', nargs='?', default=None)
+    p.add_argument('cover', metavar='COVER', nargs='?', default=None)
     p = command(sub, 'matrix-report', matrix, matrix_report)
     p.add_argument('touched', metavar='TOUCHED')
     p.add_argument('log_dir', metavar='LOG_DIR')

@@ -29,7 +29,15 @@ SCALARS = {
     'mem_4proc_anon_huge_kb': 0, 'mem_4proc_file_pmd_kb': 65536, 'mem_file_cache_kb': 19000,
     'partial_text_cache_before_kb': 4096, 'partial_text_cache_after_kb': 16384,
     'partial_text_blocks_huge': 8, 'partial_text_blocks': 8,
-    'text_maps_names_file': 1, 'uprobe_fires': 1}
+    'text_maps_names_file': 1, 'uprobe_fires': 1,
+    'real_text_huge_share': 0.97, 'real_text_huge_share_always': 0.96,
+    'real_text_huge_share_run': 0.98,
+    'cc1_trace_l1_misses_pki_skl': 0.5, 'cc1_trace_l1_misses_pki_zen2': 1.5,
+    'cc1_trace_walks_pki_skl': 0.01, 'cc1_trace_walks_pki_zen2': 0.05}
+for _m in ('always', 'run'):
+    for _p in ('cc1', 'clang'):
+        SCALARS[f'real_text_huge_share_{_m}_{_p}'] = 0.97
+        SCALARS[f'real_text_first_share_{_m}_{_p}'] = 0.9
 COPY = {'huge_text_setup_big_ms': 200, 'huge_text_setup_first_ms': 20,
         'huge_text_setup_next_ms': 20, 'mem_4proc_pss_kb': 80000, 'mem_4proc_rss_kb': 80000,
         'mem_4proc_anon_huge_kb': 65536, 'mem_4proc_file_pmd_kb': 0,
@@ -112,6 +120,23 @@ class TestModel(unittest.TestCase):
             tlb_model.model_run(3, 64, BASE, 'p', want_hash=1)
 
 
+class TestReductions(unittest.TestCase):
+    def test_least_of_the_geometries(self):
+        base = {'vals': {'cc1_trace_walks_pki_skl': 0.01, 'cc1_trace_walks_pki_zen2': 0.05}}
+        patch = {'vals': {'cc1_trace_walks_pki_skl': 0.0005, 'cc1_trace_walks_pki_zen2': 0.001}}
+        obj, _, missing = bench_report.reduction_metric('cc1_trace_walks_reduction', base, patch)
+        self.assertFalse(missing)
+        self.assertAlmostEqual(obj['value'], 0.95)	# skl's, zen2's is 0.98
+        self.assertTrue(obj['target_met'])
+        patch['vals']['cc1_trace_walks_pki_skl'] = 0.0011
+        obj, _, _ = bench_report.reduction_metric('cc1_trace_walks_reduction', base, patch)
+        self.assertFalse(obj['target_met'])
+        del patch['vals']['cc1_trace_walks_pki_zen2']
+        obj, _, missing = bench_report.reduction_metric('cc1_trace_walks_reduction', base, patch)
+        self.assertTrue(missing)
+        self.assertIsNone(obj['value'])
+
+
 class TestTargets(unittest.TestCase):
     def test_reread_against_its_floor(self):
         met = bench_report.target_met
@@ -151,7 +176,8 @@ def ratio_run(bv, pv):
     """The ratio objects and rows of made-up BENCH values of two runs."""
     def run(v):
         return {'vals': v, 'units': {k: 's' for k in v}}
-    return bench_report.ratio_metrics(run(bv), run(pv))
+    return bench_report.derived_metrics(bench_report.RATIOS, bench_report.ratio_metric,
+                                        run(bv), run(pv))
 
 
 class TestRatios(unittest.TestCase):
@@ -244,3 +270,54 @@ class TestReport(unittest.TestCase):
                 rc = bench_report.publish(tmp, os.path.join(tmp, 'doc.svg'))
             self.assertEqual(rc, 1)
             self.assertIn('run make bench first', err.getvalue())
+
+
+class TestPublishFigures(unittest.TestCase):
+    """make publish writes a complete run's figures between the markers of
+    README.rst and the cover letter, and nothing else of them."""
+
+    def test_figures_between_the_markers(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            b, p, out = (os.path.join(tmp, x) for x in ('b', 'p', 'out'))
+            make_run(b, 'tcg', vals={'prompt_collapse_s': 120})
+            make_run(p, 'tcg', vals={'cc1_trace_walks_pki_skl': 0.0005,
+                                     'cc1_trace_walks_pki_zen2': 0.001})
+            readme, cover = os.path.join(tmp, 'README.rst'), os.path.join(tmp, 'cover')
+            with open(readme, 'w') as f:
+                f.write(f'Title\n\n{bench_report.RST_BEGIN}\nold figures\n'
+                        f'{bench_report.RST_END}\n\nAfter.\n')
+            with open(cover, 'w') as f:
+                f.write(f'Subject\n{bench_report.TXT_BEGIN}\nold\n{bench_report.TXT_END}\nend\n')
+            with contextlib.redirect_stdout(io.StringIO()):
+                bench_report.report(b, p, out)
+                rc = bench_report.publish(out, os.path.join(tmp, 'doc.svg'), readme, cover)
+            self.assertEqual(rc, 0)
+            with open(readme) as f:
+                text = f.read()
+            self.assertTrue(text.startswith('Title\n\n' + bench_report.RST_BEGIN))
+            self.assertTrue(text.endswith(bench_report.RST_END + '\n\nAfter.\n'))
+            self.assertNotIn('old figures', text)
+            self.assertRegex(text, r'prompt_collapse_s +120 +0\.3 +patched <= 1 s')
+            self.assertRegex(text, r'cc1_trace_walks_reduction +0\.95 ')
+            self.assertIn('commit ``', text)
+            with open(cover) as f:
+                text = f.read()
+            self.assertIn(' - prompt_collapse_s: 120 -> 0.3 (target patched <= 1 s and '
+                          '>= 50x faster: met)', text)
+            self.assertTrue(text.endswith(bench_report.TXT_END + '\nend\n'))
+
+    def test_no_markers_no_publish(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            b, p, out = (os.path.join(tmp, x) for x in ('b', 'p', 'out'))
+            make_run(b, 'tcg')
+            make_run(p, 'tcg')
+            readme = os.path.join(tmp, 'README.rst')
+            with open(readme, 'w') as f:
+                f.write('no markers\n')
+            err = io.StringIO()
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                bench_report.report(b, p, out)
+                rc = bench_report.publish(out, os.path.join(tmp, 'doc.svg'), readme)
+            self.assertEqual(rc, 1)
+            self.assertIn('has no', err.getvalue())
+            self.assertFalse(os.path.exists(os.path.join(tmp, 'doc.svg')))

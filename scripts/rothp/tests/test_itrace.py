@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Tests of itrace and bench/itrace.c, on made-up traces: reduce keeps one
+record per change of page and the instruction count; replay counts what
+tlb_model's TwoLevel counts for the same keys, in every geometry; the
+traced pages get the guest's keys (2 MiB where the guest had the block
+PMD-mapped); the REALMAP and maps parsers."""
+import os
+import random
+import struct
+import subprocess
+import tempfile
+import unittest
+
+from rothp import itrace, tlb_model
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+PMD = tlb_model.PMD
+
+
+def build(tmp):
+    out = os.path.join(tmp, 'itrace')
+    subprocess.run(['cc', '-O2', '-Wall', '-Werror', '-o', out,
+                    os.path.join(TOP, 'bench', 'itrace.c')], check=True)
+    return out
+
+
+class TestItrace(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.bin = build(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.tmp.name, name)
+
+    def test_reduce(self):
+        log = ('==1== Lackey\nSB 04001000\nSB 04001010\nSB 04002000\nSB 04001ff0\n'
+               'SB 04001000\n==1==   guest instrs:  1,234\n')
+        r = subprocess.run([self.bin, 'reduce', self.path('t.bin')], input=log,
+                           capture_output=True, text=True, check=True)
+        self.assertEqual(r.stdout.split(), ['instrs', '1234', 'sbs', '5', 'records', '3'])
+        with open(self.path('t.bin'), 'rb') as f:
+            data = f.read()
+        self.assertEqual(struct.unpack('<3Q', data), (0x4001, 0x4002, 0x4001))
+
+    def test_reduce_refuses_other_logs(self):
+        r = subprocess.run([self.bin, 'reduce', self.path('t.bin')], input='hello\n',
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('guest instrs', r.stderr)
+
+    def test_replay_matches_the_model(self):
+        rnd = random.Random(5)
+        pages = [rnd.randrange(0x1000, 0x1000 + 6000) for _ in range(40000)]
+        # Every page of the first 1024 pages maps to two 2 MiB blocks.
+        huge = {p: ((0x7f00000 + (p - 0x1000) * 4096) // PMD) << 1 | 1
+                for p in range(0x1000, 0x1400)}
+        with open(self.path('t.bin'), 'wb') as f:
+            f.write(struct.pack(f'<{len(pages)}Q', *pages))
+        with open(self.path('pages'), 'w') as f:
+            f.write(''.join(f'{p:x} {k:x}\n' for p, k in huge.items()))
+        r = subprocess.run([self.bin, 'replay', self.path('t.bin'), self.path('pages')] +
+                           itrace.geometry_specs(), capture_output=True, text=True, check=True)
+        got = {w[0]: (int(w[2]), int(w[4]), int(w[6]))
+               for w in (line.split() for line in r.stdout.split('\n')) if w}
+        keys, last = [], None
+        for p in pages:
+            k = huge.get(p, p << 1)
+            if k != last:
+                keys.append(('2m' if k & 1 else '4k', k >> 1))
+            last = k
+        for g in tlb_model.GEOMETRIES:
+            tlb = tlb_model.TwoLevel(g)
+            res = [tlb.access(k) for k in keys]
+            self.assertEqual(got[g], (len(keys), sum(x >= 1 for x in res),
+                                      sum(x == 2 for x in res)), g)
+
+    def test_page_keys(self):
+        traced = itrace.text_maps(
+            '00631000-00a00000 r-xp 00231000 fe:00 1 /usr/lib/gcc/x/12/cc1\n'
+            '04001000-04003000 r-xp 00001000 fe:00 2 /usr/lib/x/libfoo.so.1.2.3\n'
+            '05000000-05001000 rw-p 00000000 fe:00 2 /usr/lib/x/libfoo.so.1.2.3\n')
+        self.assertEqual(len(traced), 2)
+        guest = itrace.realmaps(
+            'REALMAP always cc1 /mnt/ext4/gcc/cc1 0x555555831000 0x5555569f5000 0x231000 8 1 '
+            '0x400000\n'
+            'REALMAP run cc1 /mnt/ext4/gcc/cc1 0x1 0x2 0x0 8 8 -\n'
+            'REALMAP always cc1 /mnt/ext4/gcc/lib/libfoo.so.1 0x7f0000001000 0x7f0000003000 '
+            '0x1000 0 0 -\n')
+        self.assertEqual(set(guest), {'cc1', 'libfoo.so.1'})
+        names = {os.path.realpath('/usr/lib/x/libfoo.so.1.2.3'): 'libfoo.so.1'}
+        keys = dict(itrace.page_keys(traced, guest, names))
+        # cc1's offset 0x400000 is the PMD-mapped block, at the guest's address.
+        self.assertEqual(keys[0x800], (0x555555a00000 // PMD) << 1 | 1)
+        self.assertEqual(keys[0x7ff], (0x5555559ff000 // 4096) << 1)
+        self.assertEqual(keys[0x4001], (0x7f0000001000 // 4096) << 1)
+        self.assertEqual(len(keys), (0xa00000 - 0x631000) // 4096 + 2)
+
+    def test_ldd_names(self):
+        names = itrace.ldd_names('\tlinux-vdso.so.1 (0x7ff)\n'
+                                 '\tlibz.so.1 => /lib/x/libz.so.1 (0x7f)\n'
+                                 '\t/lib64/ld-linux-x86-64.so.2 (0x7f)\n')
+        self.assertIn('libz.so.1', names.values())
+        self.assertIn('ld-linux-x86-64.so.2', names.values())
+
+
+if __name__ == '__main__':
+    unittest.main()
