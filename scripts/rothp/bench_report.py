@@ -32,6 +32,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 
 from . import contract, itrace, svgplot, tlb_model
 
@@ -750,7 +751,7 @@ def itlb_head():
 
 def run_line(meta):
     return (f'``make bench`` of {meta["date"]}, commit ``{meta.get("commit") or "unknown"}``, '
-            f'{meta["host"]}, {meta["guest"]}')
+            f'{meta["host"]}, ``{meta["guest"]}``')
 
 
 def figures_rst(js):
@@ -779,10 +780,13 @@ def figures_text(js):
     meta, metrics = js['meta'], js['metrics']
     rows = figure_rows(metrics)
     run = run_line(meta).replace('``', '')
-    lines = [TXT_BEGIN, run + ':']
+    lines = [TXT_BEGIN] + textwrap.wrap(run + ':', 72)
     for m, b, p, target, met in rows:
         vals = f'{b} -> {p}' if b else p
-        lines.append(f' - {m}: {vals} (target {target}: {"met" if met == "yes" else "NOT met"})')
+        lines += textwrap.wrap(f'{m}: {vals} (target {target}: '
+                               f'{"met" if met == "yes" else "NOT met"})', 72,
+                               initial_indent=' - ', subsequent_indent='   ',
+                               break_on_hyphens=False)
     return lines + [TXT_END]
 
 

@@ -302,8 +302,9 @@ class TestPublishFigures(unittest.TestCase):
             self.assertIn('commit ``', text)
             with open(cover) as f:
                 text = f.read()
-            self.assertIn(' - prompt_collapse_s: 120 -> 0.3 (target patched <= 1 s and '
-                          '>= 50x faster: met)', text)
+            self.assertIn(' - prompt_collapse_s: 120 -> 0.3 (target patched <= 1 s and >= 50x\n'
+                          '   faster: met)', text)
+            self.assertFalse([line for line in text.split('\n') if len(line) > 75])
             self.assertTrue(text.endswith(bench_report.TXT_END + '\nend\n'))
 
     def test_no_markers_no_publish(self):
