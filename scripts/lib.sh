@@ -4,6 +4,12 @@
 ROTHP_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The markers, modes, options and paths the host shares with guest/init.
 . "$ROTHP_TOP/scripts/contract.sh"
+# mkfs.ext4, mkfs.xfs, mkswap, e2fsck and xfs_repair are in /usr/sbin, which
+# is not on a normal user's PATH on Debian; they need no root for images.
+case ":$PATH:" in
+*:/usr/sbin:*) ;;
+*) PATH=$PATH:/usr/sbin:/sbin ;;
+esac
 BUILD=${BUILD:-$ROTHP_TOP/build}
 RESULTS=${RESULTS:-$ROTHP_TOP/results}
 KERNEL_DEB_VERSION=${KERNEL_DEB_VERSION:-6.12.118-1~deb12u1}
