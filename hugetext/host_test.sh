@@ -546,8 +546,10 @@ else
 		"$sigtool" status "$bin" run -q -- sh -c 'kill -TERM $$'
 		"$sigtool" status "$bin" run -q -- sh -c 'kill -QUIT $$'
 		"$sigtool" status "$bin" run -q -- sh -c 'exit 7'
-	) >"$work/ends" 2>&1 || rc=$?
+	) >"$work/ends" 2>"$work/ends.err" || rc=$?
+	# stderr apart: without CAP_SYS_NICE run warns that it ran CMD anyway.
 	note "$work/ends"
+	note "$work/ends.err"
 	r=0
 	[ $rc -eq 0 ] && [ "$(cat "$work/ends")" = "$(printf 'signal 15\nsignal 3\nexit 7')" ] || r=1
 	ok $r "run of a command killed by SIGTERM, or by SIGQUIT with cores on, dies of it too, no core"
