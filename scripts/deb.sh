@@ -82,7 +82,8 @@ mv "$top"/linux-image-"$krel"_*.deb "$top"/linux-headers-"$krel"_*.deb "$out/" 2
 rm -f "$top"/linux-*.deb "$top"/*.buildinfo "$top"/*.changes
 
 # What a package must hold to be of use: the kernel, its config with the
-# option, the modules' directory; the headers' tree to build modules.
+# option, the modules' directory; the headers' tree to build modules
+# (6.12's holds the config as include/config/auto.conf).
 image=$(ls "$out"/linux-image-"$krel"_*.deb)
 headers=$(ls "$out"/linux-headers-"$krel"_*.deb)
 dpkg-deb --contents "$image" >"$out/image.contents"
@@ -91,8 +92,8 @@ for f in "./boot/vmlinuz-$krel" "./boot/config-$krel" "./boot/System.map-$krel";
 	grep -q " $f\$" "$out/image.contents" || die "$image lacks $f"
 done
 grep -q " ./lib/modules/$krel/" "$out/image.contents" || die "$image lacks lib/modules/$krel"
-grep -q " ./usr/src/linux-headers-$krel/.config\$" "$out/headers.contents" ||
-	die "$headers lacks usr/src/linux-headers-$krel/.config"
+grep -q " ./usr/src/linux-headers-$krel/include/config/auto.conf\$" "$out/headers.contents" ||
+	die "$headers lacks usr/src/linux-headers-$krel/include/config/auto.conf"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 dpkg-deb --fsys-tarfile "$image" | tar -x -C "$tmp" "./boot/config-$krel"
