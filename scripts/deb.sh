@@ -46,9 +46,6 @@ debian)
 		'CONFIG_SYSTEM_REVOCATION_KEYS=""' 'CONFIG_DEBUG_INFO_NONE=y' \
 		'# CONFIG_DEBUG_INFO_DWARF5 is not set' '# CONFIG_DEBUG_INFO_BTF is not set' \
 		>"$top/rothp.fragment"
-	(cd "$obj" && "$SRC/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" \
-		"$top/rothp.fragment") >"$LOGS/deb-$name-config.log" 2>&1 ||
-		die "merging the config failed: see $LOGS/deb-$name-config.log"
 	;;
 rothp)
 	# The plain patched kernel's config, with modules (it has none
@@ -56,11 +53,11 @@ rothp)
 	"$ROTHP_TOP/scripts/build.sh" patched
 	cp "$BUILD/obj/$(kernel_name patched)/.config" "$obj/.config"
 	echo 'CONFIG_MODULES=y' >"$top/rothp.fragment"
-	(cd "$obj" && "$SRC/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" \
-		"$top/rothp.fragment") >"$LOGS/deb-$name-config.log" 2>&1 ||
-		die "merging the config failed: see $LOGS/deb-$name-config.log"
 	;;
 esac
+(cd "$obj" && "$SRC/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" \
+	"$top/rothp.fragment") >"$LOGS/deb-$name-config.log" 2>&1 ||
+	die "merging the config failed: see $LOGS/deb-$name-config.log"
 make -C "$SRC" O="$obj" olddefconfig >>"$LOGS/deb-$name-config.log" 2>&1 ||
 	die "olddefconfig failed: see $LOGS/deb-$name-config.log"
 grep -qx 'CONFIG_READ_ONLY_THP_FOR_FS=y' "$obj/.config" ||
