@@ -7,6 +7,20 @@ ifeq ($(filter baseline patched,$(KERNEL)),)
 $(error KERNEL must be baseline or patched, not '$(KERNEL)')
 endif
 S := scripts
+# ARCH=x86_64 (default) | arm64: the guest's architecture; ARM64_PAGES=4k
+# (default) | 16k | 64k the page size of arm64's kernels.
+ARCH ?= x86_64
+ifeq ($(ARCH),x86)
+override ARCH := x86_64
+endif
+ifeq ($(filter x86_64 arm64,$(ARCH)),)
+$(error ARCH must be x86_64 or arm64, not '$(ARCH)')
+endif
+ARM64_PAGES ?= 4k
+ifeq ($(filter 4k 16k 64k,$(ARM64_PAGES)),)
+$(error ARM64_PAGES must be 4k, 16k or 64k, not '$(ARM64_PAGES)')
+endif
+export ARCH ARM64_PAGES
 MAKEFLAGS += --no-print-directory
 export KERNEL_DEB_VERSION ALLOW_DOWNGRADE ACCEL FILTER TRACE TEST_TIMEOUT BOOT_TIMEOUT GUEST_MEM EXTRA_CONFIG FORCE
 PREEMPT ?= full
@@ -19,8 +33,9 @@ endif
 check_flavour = $(if $(filter 0 no n,$(DEBUG)),,debug)
 demo_flavour = $(if $(filter 1 yes y,$(DEBUG)),debug,)
 preempt_sfx = $(if $(filter-out full,$(PREEMPT)),-preempt-$(PREEMPT))
-check_name = $(KERNEL)$(if $(check_flavour),-$(check_flavour))$(preempt_sfx)
-demo_name = $(KERNEL)$(if $(demo_flavour),-$(demo_flavour))$(preempt_sfx)
+arch_sfx = $(if $(filter arm64,$(ARCH)),-arm64$(if $(filter-out 4k,$(ARM64_PAGES)),-$(ARM64_PAGES)))
+check_name = $(KERNEL)$(if $(check_flavour),-$(check_flavour))$(preempt_sfx)$(arch_sfx)
+demo_name = $(KERNEL)$(if $(demo_flavour),-$(demo_flavour))$(preempt_sfx)$(arch_sfx)
 
 .PHONY: help deps fetch apply build image check check-full demo bench deb publish stress hugetext \
 	docs-check series-export series-check series-status matrix coverage install clean distclean
@@ -60,6 +75,8 @@ help:
 	@echo '  make clean           remove kernel builds and results (keeps the source tree)'
 	@echo '  make distclean       remove build/ and results/, the source tree too'
 	@echo 'Variables: KERNEL=patched|baseline DEBUG=0|1 ACCEL=tcg|kvm|auto FILTER=regex'
+	@echo '           ARCH=x86_64|arm64 (default x86_64; arm64 cross-built, under TCG)'
+	@echo '           ARM64_PAGES=4k|16k|64k (default 4k): arm64'"'"'s page size'
 	@echo '           PREEMPT=full|voluntary|none (default full) GUEST_CPUS=N (default 2)'
 	@echo '           TRACE=1 (huge_memory trace events of failing tests in the log)'
 	@echo '           KERNEL_DEB_VERSION=$(or $(KERNEL_DEB_VERSION),6.12.118-1~deb12u1)'
@@ -168,7 +185,9 @@ series-check: apply
 	@$(S)/series-check.sh $(if $(filter 0 no n,$(BUILD_EACH)),--no-build)
 
 clean:
-	rm -rf build/obj build/image build/selftests build/headers build/logs results
+	rm -rf build/obj build/image build/image-arm64* build/selftests build/selftests-arm64* \
+		build/headers build/headers-arm64* build/upstream-mm build/upstream-mm-arm64* \
+		build/logs results
 
 distclean:
 	rm -rf build results

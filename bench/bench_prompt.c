@@ -969,6 +969,8 @@ int main(int argc, char **argv)
 	char why[256];
 
 	dir = rothp_bench_start(argc, argv);
+	/* arm64's default vm.mmap_rnd_bits leaves the series no room to align. */
+	rothp_pie_rnd_bits_raise();
 	path_in_dir(prog, sizeof(prog), "textprog");
 	path_in_dir(pie, sizeof(pie), "pieprog");
 	path_in_dir(small, sizeof(small), "pieprog_small");

@@ -71,6 +71,13 @@
 	"assert json.loads(s) == d\n"					\
 	"print(len(zlib.compress(s.encode())), len(re.findall(r'\\d+', s)))\n"
 
+/* The target clang -cc1 compiles for: the machine the benchmark runs on. */
+#if defined(__aarch64__)
+#define CLANG_TRIPLE	"aarch64-unknown-linux-gnu"
+#else
+#define CLANG_TRIPLE	"x86_64-unknown-linux-gnu"
+#endif
+
 struct program {
 	const char *name;
 	const char *bin;		/* in <dir> */
@@ -82,7 +89,7 @@ static const struct program programs[] = {
 	{ "cc1", "gcc/cc1", "gcc/lib",
 	  { "-quiet", "-nostdinc", "-O2", "-o", "/dev/null", SRC } },
 	{ "clang", "clang/clang", "clang/lib",
-	  { "-cc1", "-triple", "x86_64-unknown-linux-gnu", "-O2", "-emit-obj", "-o",
+	  { "-cc1", "-triple", CLANG_TRIPLE, "-O2", "-emit-obj", "-o",
 	    "/dev/null", SRC } },
 	{ "python3", "python3/python3", "python3/lib",
 	  { "-I", "-S", "-B", "-c", PY_SCRIPT } },

@@ -198,12 +198,14 @@ static void reread(uint64_t hash, double *secs, double *kept, double *floor_s)
 	       *kept);
 }
 
-#define NR_BLOCKS	(FILE_SIZE >> 21)
+/* The file's PMD-sized blocks: 32 of 2 MiB on x86-64. */
+#define NR_BLOCKS	(FILE_SIZE / ROTHP_PMD_SIZE)
 
 /*
  * The first store into each 2 MiB block through a MAP_SHARED mapping, with
  * the file's r-x private mapping holding its THPs PMD-mapped meanwhile: the
- * microseconds of each store, in us[NR_BLOCKS].
+ * microseconds of each store, in us[NR_BLOCKS]. Each store goes to the
+ * second page of its block.
  */
 static void shared_stores(double *us)
 {
@@ -221,12 +223,12 @@ static void shared_stores(double *us)
 	if (rx == MAP_FAILED || w == MAP_FAILED)
 		rothp_bench_fail("mmap %s: %s", path, strerror(errno));
 	for (b = 0; b < (int)NR_BLOCKS; b++)
-		(void)*(volatile char *)(rx + ((size_t)b << 21));
+		(void)*(volatile char *)(rx + b * ROTHP_PMD_SIZE);
 	pmd = rothp_file_pmd_mapped(getpid(), (unsigned long)rx);
 	printf("# before the stores: FilePmdMapped %ld kB of the r-x mapping\n",
 	       pmd < 0 ? -1 : pmd / 1024);
 	for (b = 0; b < (int)NR_BLOCKS; b++) {
-		size_t off = ((size_t)b << 21) + 4096;
+		size_t off = b * ROTHP_PMD_SIZE + ROTHP_PAGE_SIZE;
 
 		c = rx[off];
 		t = rothp_now();
@@ -242,7 +244,7 @@ static void shared_stores(double *us)
 
 int main(int argc, char **argv)
 {
-	double secs[RUNS], kept[RUNS], floor_s[RUNS], store_us[RUNS * NR_BLOCKS];
+	double secs[RUNS], kept[RUNS], floor_s[RUNS], *store_us;
 	const char *fs;
 	struct utsname u;
 	uint64_t hash;
@@ -254,8 +256,14 @@ int main(int argc, char **argv)
 	fs = rothp_fs_name(argv[1], &large);
 	if (!strcmp(fs, "tmpfs"))
 		rothp_bench_fail("%s is tmpfs: shmem THPs are not read-only file THPs", argv[1]);
+	if (!rothp_hpage_pmd_size())
+		rothp_bench_fail("no THP: cannot read %shpage_pmd_size", ROTHP_THP_SYSFS);
+	if (!NR_BLOCKS)
+		rothp_bench_fail("the %lu MiB file holds no block of the PMD size %lu MiB",
+				 FILE_SIZE >> 20, ROTHP_PMD_SIZE >> 20);
 	buf = malloc(CHUNK);
-	if (!buf)
+	store_us = calloc(RUNS * NR_BLOCKS, sizeof(*store_us));
+	if (!buf || !store_us)
 		rothp_bench_fail("out of memory");
 	uname(&u);
 	printf("# kernel %s, %lu MiB file in %s (%s), %d runs\n", u.release, FILE_SIZE >> 20,

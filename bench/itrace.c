@@ -16,11 +16,16 @@
  *	TRACE is reduce's OUT. PAGES has a line "<page> <key>" (hex) for each
  *	4 KiB page of the traced run that the replay is to see elsewhere: the
  *	TLB key of that page in the guest, (number << 1) | huge, number in
- *	4 KiB units, or in 2 MiB units when huge is 1. A page not listed is
+ *	units of the guest's page (4 KiB; 16 or 64 KiB on arm64), or of its
+ *	PMD block (2 MiB; 32 or 512 MiB) when huge is 1. A page not listed is
  *	its own 4 KiB page. Each GEOMETRY is
  *	NAME:L1_4K_ENTRIES:L1_4K_WAYS:L1_2M_ENTRIES:L1_2M_WAYS:SHARED:L2_ENTRIES:L2_WAYS
- *	(SHARED 1: one L1 array holds both sizes, with the 4 KiB numbers). For
- *	each, prints "NAME accesses N l1_misses N walks N".
+ *	(4K: the guest's page, 2M: its PMD block; SHARED 1: one L1 array
+ *	holds both sizes, with the page numbers), as
+ *	scripts/rothp/itrace.py's geometry_specs() writes tlb_model's
+ *	geometries: the x86 cores' (skl, zen2) and the Arm core's (a76,
+ *	a76:48:48:48:48:1:1280:5). For each, prints "NAME accesses N
+ *	l1_misses N walks N".
  *
  * The model is scripts/rothp/tlb_model.py's TwoLevel, in C for the tens of
  * millions of accesses of a real run (the host tests check that both count

@@ -53,8 +53,6 @@
 #include "compat.h"
 #include "kinfo.h"
 
-/* The block size when hpage_pmd_size cannot be read: x86-64's PMD size. */
-#define DEFAULT_PMD_SIZE	(2UL << 20)
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define ALIGN_UP(x, a)		(((x) + (a) - 1) & ~((a) - 1))
 #define ALIGN_DOWN(x, a)	((x) & ~((a) - 1))
@@ -167,7 +165,7 @@ struct target {
 struct system {
 	char enabled[16];		/* "always", "madvise", "never", "" */
 	char shmem_enabled[16];		/* "deny", "force", ... or "" */
-	unsigned long pmd_size;		/* the block size: hpage_pmd_size, or 2 MiB */
+	unsigned long pmd_size;		/* the block size: hpage_pmd_size, or read_system()'s */
 	bool pmd_known;			/* hpage_pmd_size was read */
 	int config;			/* CONFIG_READ_ONLY_THP_FOR_FS: enum rothp_kconfig */
 	char config_src[128];
@@ -274,8 +272,8 @@ static void read_choice(const char *name, char *word, size_t len)
 static void read_system(struct system *sys)
 {
 	struct utsname u;
+	unsigned long v, page = sysconf(_SC_PAGESIZE);
 	char buf[64], path[PATH_MAX], *end;
-	unsigned long v;
 
 	memset(sys, 0, sizeof(*sys));
 	/* uname(2) says the same, but only procfs can be made up for tests */
@@ -284,14 +282,18 @@ static void read_system(struct system *sys)
 		uname(&u);
 		snprintf(sys->release, sizeof(sys->release), "%s", u.release);
 	}
-	/* A power of two of a page or more, or the blocks make no sense. */
-	sys->pmd_size = DEFAULT_PMD_SIZE;
+	/*
+	 * A power of two of a page or more, or the blocks make no sense.
+	 * Without one, what a PMD maps with this page size: a page table page
+	 * of 8-byte entries, 2 MiB with 4 KiB pages (x86-64, arm64), 32 MiB
+	 * with 16 KiB and 512 MiB with 64 KiB (arm64).
+	 */
+	sys->pmd_size = page / 8 * page;
 	if (!read_line(sys_path(path, sizeof(path), THP_SYSFS "hpage_pmd_size"), buf,
 		       sizeof(buf))) {
 		errno = 0;
 		v = strtoul(buf, &end, 10);
-		if (!errno && end != buf && !*end && !(v & (v - 1)) &&
-		    v >= (unsigned long)sysconf(_SC_PAGESIZE)) {
+		if (!errno && end != buf && !*end && !(v & (v - 1)) && v >= page) {
 			sys->pmd_size = v;
 			sys->pmd_known = true;
 		}

@@ -12,7 +12,11 @@
 #define MADV_COLLAPSE		25
 #endif
 
-/* x86-64 numbers (arch/x86/entry/syscalls/syscall_64.tbl). */
+/*
+ * System calls from 424 on have one number on every architecture but alpha:
+ * these are x86-64's (arch/x86/entry/syscalls/syscall_64.tbl) and arm64's
+ * (include/uapi/asm-generic/unistd.h) alike.
+ */
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open		434
 #endif

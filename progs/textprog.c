@@ -44,7 +44,7 @@
 #error "BLOB_ALIGN must be a multiple of 4096, at most 2 MiB"
 #endif
 
-#define STUB_SIZE	4096UL
+#define STUB_SIZE	ROTHP_STUB_SIZE
 #define BLOB_SIZE	((unsigned long)TEXT_PAGES * STUB_SIZE)
 
 extern const char rothp_blob_start[];
@@ -173,15 +173,25 @@ static int sums(uint64_t *memsum, uint64_t *filesum)
 	return ret;
 }
 
-/* MADV_COLLAPSE the 2 MiB blocks inside the text VMA. */
+/* The kernel's PMD size in words, "2 MiB" on x86-64: whole MiB on every arch. */
+static const char *pmd_str(void)
+{
+	static char buf[32];
+
+	if (!buf[0])
+		snprintf(buf, sizeof(buf), "%lu MiB", ROTHP_PMD_SIZE >> 20);
+	return buf;
+}
+
+/* MADV_COLLAPSE the PMD-sized blocks inside the text VMA. */
 static int collapse(int *err)
 {
 	unsigned long start = ROTHP_ALIGN_UP(text.start, ROTHP_PMD_SIZE);
 	unsigned long end = ROTHP_ALIGN_DOWN(text.end, ROTHP_PMD_SIZE);
 
 	if (start >= end) {
-		fprintf(stderr, "textprog: text %lx-%lx holds no 2 MiB block\n", text.start,
-			text.end);
+		fprintf(stderr, "textprog: text %lx-%lx holds no %s block\n", text.start,
+			text.end, pmd_str());
 		*err = EINVAL;
 		return -1;
 	}
@@ -244,7 +254,7 @@ static int chain(uint64_t seed, long pages, long calls, int reps, double *med, d
 		free(table);
 		return 0;
 	}
-	if (*(const unsigned char *)chain_entry(0) != 0xb8) {
+	if (!rothp_is_chain_entry(chain_entry(0), 0)) {
 		fprintf(stderr, "textprog: no chain entry in the stubs\n");
 		ok = 0;
 		goto out;
@@ -372,7 +382,7 @@ static int serve(void)
 }
 
 struct demo_state {
-	long want;		/* bytes: eligible blocks * 2 MiB */
+	long want;		/* bytes: eligible blocks * the PMD size */
 	long pmd;		/* last FilePmdMapped, bytes */
 };
 
@@ -405,25 +415,26 @@ static void demo_config(const char *name)
 }
 
 /*
- * A 2 MiB block can be PMD-mapped only where the address and the file offset
- * agree modulo 2 MiB, which is fixed when the program is linked and loaded:
- * say so, and how to fix it, when they do not.
+ * A PMD-sized block can be PMD-mapped only where the address and the file
+ * offset agree modulo the PMD size, which is fixed when the program is
+ * linked and loaded: say so, and how to fix it, when they do not.
  */
 static void demo_explain_alignment(const struct rothp_vma *vma)
 {
 	unsigned long skew = (vma->start - vma->offset) & (ROTHP_PMD_SIZE - 1);
+	char label[64];
 
+	snprintf(label, sizeof(label), "text %s-congruent", pmd_str());
 	if (!skew) {
-		printf(FIELD "yes (address - file offset = 0 mod 2 MiB)\n",
-		       "text 2 MiB-congruent");
+		printf(FIELD "yes (address - file offset = 0 mod %s)\n", label, pmd_str());
 		return;
 	}
-	printf(FIELD "no: address - file offset = %#lx mod 2 MiB\n", "text 2 MiB-congruent",
-	       skew);
+	printf(FIELD "no: address - file offset = %#lx mod %s\n", label, skew, pmd_str());
 	printf("  This text can never be PMD-mapped, because of how it was linked or\n"
-	       "  loaded. Link it with -Wl,-z,max-page-size=0x200000 (2 MiB p_align:\n"
+	       "  loaded. Link it with -Wl,-z,max-page-size=%#lx (%s p_align:\n"
 	       "  the loader then aligns it), or, for a PIE with 4 KiB p_align, run a\n"
-	       "  kernel with the rothp series and fs.elf_text_thp_align=1.\n");
+	       "  kernel with the rothp series and fs.elf_text_thp_align=1.\n",
+	       ROTHP_PMD_SIZE, pmd_str());
 }
 
 static int demo(int timeout_s)
@@ -431,7 +442,7 @@ static int demo(int timeout_s)
 	unsigned long size = text.end - text.start;
 	struct demo_state st;
 	struct utsname u;
-	char enabled[64];
+	char enabled[64], label[64];
 	double t0, took;
 	long eligible, before, ms;
 	int rc, err;
@@ -448,10 +459,15 @@ static int demo(int timeout_s)
 	printf(FIELD "%s\n", "program file", text.path);
 	printf(FIELD "%#lx-%#lx, %.1f MiB\n", "code mapping", text.start, text.end,
 	       size / 1048576.0);
+	if (!rothp_hpage_pmd_size()) {
+		printf("Result: without transparent huge pages nothing can become huge.\n");
+		return 1;
+	}
 
 	eligible = rothp_vma_eligible_blocks(&text);
 	before = rothp_file_pmd_mapped(getpid(), text.start);
-	printf(FIELD "%ld\n", "2 MiB blocks that can be huge", eligible);
+	snprintf(label, sizeof(label), "%s blocks that can be huge", pmd_str());
+	printf(FIELD "%ld\n", label, eligible);
 	demo_explain_alignment(&text);
 	printf(FIELD "%ld kB\n", "huge-mapped before (FilePmdMapped)", before / 1024);
 
@@ -472,7 +488,8 @@ static int demo(int timeout_s)
 
 	printf(FIELD "%ld kB\n", "huge-mapped after (FilePmdMapped)", st.pmd / 1024);
 	printf(FIELD "%.2f s\n", "elapsed", took);
-	printf(FIELD "%ld of %ld\n", "huge 2 MiB blocks",
+	snprintf(label, sizeof(label), "huge %s blocks", pmd_str());
+	printf(FIELD "%ld of %ld\n", label,
 	       st.pmd > 0 ? st.pmd / (long)ROTHP_PMD_SIZE : 0, eligible);
 	printf(FIELD "%lu before, %lu after\n", "page translations for the code",
 	       translations(size, before), translations(size, st.pmd));

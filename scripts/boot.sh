@@ -13,6 +13,8 @@
 #
 # ACCEL=tcg (default) | kvm | auto: auto boots once with KVM to probe it and
 # falls back to TCG, saying so, when that guest does not come up.
+# ARCH=arm64 boots qemu-system-aarch64 -M virt -cpu max (TCG only: the host
+# is x86-64), with the same disks and the same KTAP contract.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -31,13 +33,19 @@ for a in "$@"; do
 		die "$a: not OPTION=VALUE with OPTION one of $ROTHP_OPTIONS"
 	opt[${a%%=*}]=${a#*=}
 done
-kimg=$BUILD/obj/$name/arch/x86/boot/bzImage
-img=$BUILD/image
+kimg=$BUILD/obj/$name/$ROTHP_KIMAGE_PATH
+img=$ROTHP_IMAGE
 [ -f "$kimg" ] || die "$kimg missing: build it first"
 for f in initramfs.cpio $ROTHP_DISKS; do
-	[ -f "$img/$f" ] || die "$img/$f missing: run 'make image' first"
+	[ -f "$img/$f" ] || die "$img/$f missing: run 'make image${ROTHP_ARCH_SFX:+ ARCH=$ROTHP_ARCH}' first"
 done
-command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (make deps)"
+if [ "$ROTHP_ARCH" = arm64 ]; then
+	qemu_bin=qemu-system-aarch64
+	[ "${ACCEL:-tcg}" = tcg ] || die "ARCH=arm64 runs under TCG only (ACCEL=tcg), not ACCEL=$ACCEL"
+else
+	qemu_bin=qemu-system-x86_64
+fi
+command -v "$qemu_bin" >/dev/null || die "$qemu_bin missing: sudo make deps${ROTHP_ARCH_SFX:+ ARCH=$ROTHP_ARCH}"
 
 boot_timeout=${BOOT_TIMEOUT:-3600}
 # ROTHP_DEADLINE (seconds since the epoch, set by .ci/run): the guest is
@@ -72,23 +80,28 @@ case "$(grep -E '^CONFIG_PREEMPT(_NONE|_VOLUNTARY)?=y' "$kconfig")" in
 *) die "$kconfig names no preemption model" ;;
 esac
 opt[cpus]=$cpus
+console=ttyS0
+[ "$ROTHP_ARCH" = arm64 ] && console=ttyAMA0
 opt[preempt]=$preempt
+# The KTAP port: the second serial port, or arm64's virtio console.
+[ "$ROTHP_ARCH" = arm64 ] && opt[ktap]=hvc0
 # Under TCG the guest reads the host's TSC. The guest kernel calibrates it
 # against the PIT, which fails now and then under TCG; it then marks the
 # TSC unstable and times everything in 4 ms jiffies (no HPET without ACPI).
 # A host with a known, constant TSC rate tells the guest that rate.
-if [ "${ACCEL:-tcg}" != kvm ] && grep -qw tsc_known_freq /proc/cpuinfo &&
+if [ "$ROTHP_ARCH" = x86_64 ] && [ "${ACCEL:-tcg}" != kvm ] &&
+	grep -qw tsc_known_freq /proc/cpuinfo &&
 	grep -qw constant_tsc /proc/cpuinfo; then
 	tsc_khz=$(awk -F: '/^cpu MHz/ { printf "%d", $2 * 1000 + 0.5; exit }' /proc/cpuinfo)
 	[ "${tsc_khz:-0}" -gt 0 ] || tsc_khz=
 fi
 
 # kernel_cmdline MODE: the guest's kernel command line for a boot in MODE:
-# the console on the first serial port, panic=-1 (a panic reboots, which
+# the console on the first serial port (ttyS0, arm64's PL011 ttyAMA0), panic=-1 (a panic reboots, which
 # -no-reboot makes the end of the run), every runner option set, in the
 # order of ROTHP_OPTIONS, then APPEND and the TSC rate.
 kernel_cmdline() {
-	local o v line="console=ttyS0 panic=-1"
+	local o v line="console=$console panic=-1"
 	for o in $ROTHP_OPTIONS; do
 		v=${opt[$o]:-}
 		[ "$o" = mode ] && v=$1
@@ -109,9 +122,23 @@ qemu() {
 	# slower than on hardware. Both kernels boot the same CPU model.
 	local accel=$1 dir=$2 tmo=$3 m=$4 cpu=max,la57=off,erms=off,fsrm=off
 	local acc=$1 cmdline d
-	local -a drives=()
+	local -a drives=() machine=() ktap=()
 	[ "$accel" = kvm ] && cpu=host
 	[ "$accel" = tcg ] && acc=tcg,thread=multi
+	# arm64: the virt board, whose one UART (PL011) takes the console; the
+	# KTAP goes to a virtio console. "max" with QEMU's implementation-
+	# defined pointer authentication: its documentation (cpu-features)
+	# says the architected QARMA cipher "can be quite slow to emulate",
+	# and the kernel signs every return address with it. What the kernel
+	# does with pointer authentication is the same either way.
+	if [ "$ROTHP_ARCH" = arm64 ]; then
+		cpu=max,pauth-impdef=on
+		machine=(-machine virt)
+		ktap=(-device virtio-serial-pci -chardev "file,id=ktap,path=$dir/$ROTHP_KTAP_LOG"
+			-device "virtconsole,chardev=ktap")
+	else
+		ktap=(-serial "file:$dir/$ROTHP_KTAP_LOG")
+	fi
 	cmdline=$(kernel_cmdline "$m")
 	mkdir -p "$dir"
 	rm -f "$dir/$ROTHP_CONSOLE_LOG" "$dir/$ROTHP_KTAP_LOG"
@@ -120,14 +147,14 @@ qemu() {
 		cp --sparse=always "$img/$d" "$dir/$d"
 		drives+=(-drive "file=$dir/$d,if=virtio,format=raw,cache=$disk_cache")
 	done
-	echo "qemu-system-x86_64 -accel $acc -cpu $cpu -smp $cpus -m $mem -kernel $kimg -append '$cmdline'" >"$dir/qemu.cmd"
-	timeout -k 10 "$tmo" qemu-system-x86_64 \
+	echo "$qemu_bin${machine[*]:+ ${machine[*]}} -accel $acc -cpu $cpu -smp $cpus -m $mem -kernel $kimg -append '$cmdline'" >"$dir/qemu.cmd"
+	timeout -k 10 "$tmo" "$qemu_bin" "${machine[@]}" \
 		-accel "$acc" -cpu "$cpu" -smp "$cpus" -m "$mem" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$kimg" -initrd "$img/initramfs.cpio" \
 		-append "$cmdline" \
 		"${drives[@]}" \
-		-serial "file:$dir/$ROTHP_CONSOLE_LOG" -serial "file:$dir/$ROTHP_KTAP_LOG" \
+		-serial "file:$dir/$ROTHP_CONSOLE_LOG" "${ktap[@]}" \
 		>"$dir/qemu.log" 2>&1
 }
 

@@ -45,10 +45,16 @@ for f in ${EXTRA_CONFIG:-}; do
 done
 
 # The release string says which kernel a guest runs: 6.12.118-rothp-patched.
+# ROTHP_KARCH: ARCH and CROSS_COMPILE of an arm64 kernel, nothing for x86-64.
 make_k() {
-	make -C "$src" O="$obj" LOCALVERSION="-rothp-$kernel" "$@"
+	make -C "$src" O="$obj" "${ROTHP_KARCH[@]}" LOCALVERSION="-rothp-$kernel" "$@"
 }
 cc=$(host_cc)
+if [ "$ROTHP_ARCH" = arm64 ]; then
+	command -v "${ROTHP_CROSS}gcc" >/dev/null ||
+		die "${ROTHP_CROSS}gcc missing: sudo make deps ARCH=arm64"
+	cc=${cc%gcc}${ROTHP_CROSS}gcc
+fi
 # gcov: GCOV_PROFILE_<object>=y for every C file the series touches, as a
 # Makefile in the tree would say it. Kbuild matches only the object's stem,
 # so the value tests the directory being built ($(obj)): memory.o means
@@ -89,5 +95,5 @@ check_fragments "$obj/.config" "${frags[@]}" ||
 	die "$name: option(s) from kernel-config/ were not applied (dependencies?)"
 
 run_logged "building $name" "$LOGS/build-$name.log" \
-	make_k -j"$(nproc)" CC="$cc" "${profile[@]}" bzImage
-info "$name: $obj/arch/x86/boot/bzImage ($(make_k -s kernelrelease 2>/dev/null))"
+	make_k -j"$(nproc)" CC="$cc" "${profile[@]}" "$ROTHP_KIMAGE"
+info "$name: $obj/$ROTHP_KIMAGE_PATH ($(make_k -s kernelrelease 2>/dev/null))"

@@ -21,7 +21,7 @@ ROTHP_PROGRESS_RE='^(ok|not ok|# rothp-runner: (start|done|demo|cannot|bench)|# 
 # rothp.mode=, the default first, and the rothp.NAME= options.
 ROTHP_MODES='check stress bench demo probe'
 ROTHP_OPTION_PREFIX='rothp.'
-ROTHP_OPTIONS='mode cpus preempt filter timeout trace duration gcov'
+ROTHP_OPTIONS='mode cpus preempt filter timeout trace duration gcov ktap'
 
 # The guest's directory of lists and tests, and its lists; the disk
 # images, each by name and all in the order QEMU gets them (/dev/vda,

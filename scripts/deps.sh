@@ -11,6 +11,7 @@
 #                      runs (clang) and the instruction trace (valgrind)
 #   deps.sh deb        also what make deb needs: dpkg-dev, debhelper and
 #                      Debian's kernel configs
+# With ARCH=arm64 also what the arm64 guest needs.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -36,6 +37,9 @@ elif [ "${1:-}" = matrix ]; then
 		done
 	done
 fi
+# ARCH=arm64: the cross compiler and QEMU's arm64 system emulator (its
+# userspace comes from Debian's arm64 packages, scripts/arm64-root.sh).
+[ "$ROTHP_ARCH" != arm64 ] || pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm)
 missing=()
 for p in "${pkgs[@]}"; do
 	[ -n "$(deb_installed "$p")" ] || missing+=("$p")
@@ -60,7 +64,7 @@ fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 [ "$(id -u)" -eq 0 ] ||
-	die "missing packages: ${missing[*]}; installing them needs root: run 'sudo make deps${1:+ DEPS=$1}'"
+	die "missing packages: ${missing[*]}; installing them needs root: run 'sudo make deps${1:+ DEPS=$1}${ROTHP_ARCH_SFX:+ ARCH=$ROTHP_ARCH}'"
 mkdir -p "$LOGS"
 run_logged "apt-get update" "$LOGS/deps.log" apt-get update
 if ! (run_logged "installing ${missing[*]}" "$LOGS/deps-install.log" \

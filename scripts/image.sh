@@ -8,24 +8,38 @@
 #                               guest mounts it through the ext4 driver
 #   build/image/ext2.img        the same by mkfs.ext2 -d, for the ext2 driver
 #   build/image/swap.img        the guest's swap device, made by mkswap
-# None needs root or loop mounts.
+# None needs root or loop mounts. ARCH=arm64: the same for an arm64 guest
+# in build/image-arm64, the programs cross-built, busybox, gcc's cc1 and
+# the C library those of Debian's arm64 packages (scripts/arm64-root.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 [ -d "$SRC" ] || die "no source tree: run 'make fetch apply' first"
-img=$BUILD/image
-out=$BUILD/selftests
-hdr=$BUILD/headers
-busybox=$(command -v busybox || true)
+img=$ROTHP_IMAGE
+out=$ROTHP_SELFTESTS
+hdr=$ROTHP_HDR
+if [ "$ROTHP_ARCH" = arm64 ]; then
+	command -v "${ROTHP_CROSS}gcc" >/dev/null ||
+		die "${ROTHP_CROSS}gcc missing: sudo make deps ARCH=arm64"
+	# Debian's arm64 packages, unpacked: busybox, cc1, the C library.
+	run_logged "fetching Debian's arm64 userspace" "$LOGS/arm64-root.log" \
+		"$ROTHP_TOP/scripts/arm64-root.sh"
+	troot=$ROTHP_ARM64_ROOT
+	busybox=$troot/bin/busybox
+else
+	troot=
+	busybox=$(command -v busybox || true)
+fi
 [ -n "$busybox" ] && ! readelf -l "$busybox" 2>/dev/null | grep -q INTERP ||
 	die "a static busybox is needed (apt-get install busybox-static, or make deps)"
 
 # The uapi headers of the patched tree, so the tests see what the series adds.
-run_logged "installing the patched tree's uapi headers" "$LOGS/headers.log" \
-	make -C "$SRC" O="$BUILD/obj/headers" INSTALL_HDR_PATH="$hdr" headers_install
-run_logged "building the selftests" "$LOGS/selftests.log" \
+run_logged "installing the patched tree's uapi headers" "$LOGS/headers$ROTHP_ARCH_SFX.log" \
+	make -C "$SRC" O="$BUILD/obj/headers$ROTHP_ARCH_SFX" "${ROTHP_KARCH[@]}" \
+		INSTALL_HDR_PATH="$hdr" headers_install
+run_logged "building the selftests" "$LOGS/selftests$ROTHP_ARCH_SFX.log" \
 	make -C "$ROTHP_TOP/selftests" -j"$(nproc)" OUTPUT="$out" KHDR="$hdr/include" \
-		KSFT_DIR="$SRC/tools/testing/selftests"
+		KSFT_DIR="$SRC/tools/testing/selftests" CROSS_COMPILE="$ROTHP_CROSS"
 
 mkdir -p "$img"
 rm -rf "$img/root" "$img/fs" "$img/fs-ext4" "$img/fs-ext3" "$img/fs-ext2"
@@ -41,15 +55,29 @@ for m in $ROTHP_MOUNTS; do
 done
 
 # The programs the tests expect on every disk file system.
-for f in $(make -s -C "$ROTHP_TOP/selftests" OUTPUT="$out" print-disk-progs); do
+disk_progs=$(make -s -C "$ROTHP_TOP/selftests" OUTPUT="$out" KHDR="$hdr/include" \
+	CROSS_COMPILE="$ROTHP_CROSS" print-disk-progs) || die "selftests/Makefile cannot list its disk programs"
+for f in $disk_progs; do
 	cp "$out/$f" "$img/fs/$f"
 done
 
-# copy_program BIN DIR: BIN as DIR/NAME (NAME: BIN's own), with the shared
-# libraries ldd resolves for it, the loader included, in DIR/lib: the guest
-# runs it with LD_LIBRARY_PATH there. PKG names the package to reinstall.
+# copy_program BIN DIR PKG: BIN as DIR/NAME (NAME: BIN's own), with the
+# shared libraries ldd resolves for it, the loader included, in DIR/lib: the
+# guest runs it with LD_LIBRARY_PATH there. PKG names the package to
+# reinstall. An arm64 BIN, from the unpacked packages, has its libraries
+# looked up there (needed_libs): the host's ldd cannot run it.
 copy_program() {
 	local bin=$1 dir=$2 pkg=$3 ldd_out
+	if [ -n "$troot" ]; then
+		mkdir -p "$dir/lib"
+		cp "$bin" "$dir/"
+		needed_libs "$bin" >"$img/$(basename "$bin").libs"
+		while read -r path; do
+			cp -L "$path" "$dir/lib/$(basename "$path")"
+		done <"$img/$(basename "$bin").libs"
+		[ -n "$(ls "$dir/lib")" ] || die "found no libraries for $bin"
+		return
+	fi
 	ldd_out=$img/$(basename "$bin").ldd
 	mkdir -p "$dir/lib"
 	cp "$bin" "$dir/"
@@ -64,14 +92,50 @@ copy_program() {
 	[ -n "$(ls "$dir/lib")" ] || die "ldd found no libraries for $bin: $(head -n 3 "$ldd_out")"
 }
 
+# needed_libs BIN: the paths in $troot of BIN's loader and of every shared
+# library it needs, directly or through another, one a line; a library
+# not found there stops the build.
+needed_libs() {
+	local -A seen=()
+	local -a todo=("$1")
+	local f lib p found interp
+	interp=$(readelf -l "$1" | sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p')
+	if [ -n "$interp" ]; then
+		[ -e "$troot$interp" ] || die "$1's loader $interp is not in $troot"
+		echo "$troot$interp"
+	fi
+	while [ ${#todo[@]} -gt 0 ]; do
+		f=${todo[0]}
+		todo=("${todo[@]:1}")
+		for lib in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
+			[ -z "${seen[$lib]:-}" ] || continue
+			seen[$lib]=1
+			found=
+			for p in "$troot/lib/aarch64-linux-gnu/$lib" "$troot/usr/lib/aarch64-linux-gnu/$lib"; do
+				[ -e "$p" ] && found=$p && break
+			done
+			[ -n "$found" ] ||
+				die "$1 needs $lib, which is not in $troot (scripts/arm64-root.sh lists the packages)"
+			echo "$found"
+			todo+=("$found")
+		done
+	done
+}
+
 # gcc's cc1, a real program with ~20 MiB of 2 MiB-congruent text (always_text
-# runs it), as gcc/cc1, its libraries in gcc/lib.
+# runs it), as gcc/cc1, its libraries in gcc/lib: the host's, or for arm64
+# that of Debian's arm64 cpp package.
 cc=${CC:-gcc}
 gcc_ver=$("$cc" -dumpversion 2>/dev/null) ||
 	die "$cc missing: install build-essential (make deps)"
-cc1=$("$cc" -print-prog-name=cc1)
+if [ -n "$troot" ]; then
+	cc1=$troot/usr/lib/gcc/aarch64-linux-gnu/$ROTHP_ARM64_GCC/cc1
+	gcc_ver=$ROTHP_ARM64_GCC
+else
+	cc1=$("$cc" -print-prog-name=cc1)
+fi
 [ -f "$cc1" ] && [ -x "$cc1" ] ||
-	die "gcc's cc1 missing ($cc -print-prog-name=cc1 says '$cc1'): apt-get install gcc-$gcc_ver (it depends on cpp-$gcc_ver, which ships cc1), or make deps"
+	die "gcc's cc1 missing ($cc1): apt-get install gcc-$gcc_ver (it depends on cpp-$gcc_ver, which ships cc1), or make deps"
 copy_program "$cc1" "$img/fs/gcc" "gcc-$gcc_ver"
 
 # textprog_big, bench_itlb's 256 MiB of text, only on ext4, where the bench
@@ -86,17 +150,26 @@ rm "$img/fs/textprog_big"
 # with its standard library (PYTHONHOME=python3: python3/lib/python3.X).
 real_bytes=0
 if [ "${REAL_PROGS:-0}" = 1 ]; then
-	clang_bin=$(command -v "clang-$ROTHP_CLANG_VER" || true)
-	[ -n "$clang_bin" ] || die "clang-$ROTHP_CLANG_VER missing: sudo make deps DEPS=bench"
-	clang_bin=$(readlink -f "$clang_bin")
+	# arm64: those of Debian's arm64 packages (arm64-root.sh, REAL_PROGS=1).
+	if [ -n "$troot" ]; then
+		clang_bin=$troot/usr/lib/llvm-$ROTHP_CLANG_VER/bin/clang
+		py_bin=$troot/usr/bin/python$ROTHP_ARM64_PY
+		py_ver=$ROTHP_ARM64_PY
+		[ -x "$clang_bin" ] && [ -x "$py_bin" ] ||
+			die "$clang_bin or $py_bin missing from Debian's arm64 packages (see $LOGS/arm64-root.log)"
+	else
+		clang_bin=$(command -v "clang-$ROTHP_CLANG_VER" || true)
+		[ -n "$clang_bin" ] || die "clang-$ROTHP_CLANG_VER missing: sudo make deps DEPS=bench"
+		clang_bin=$(readlink -f "$clang_bin")
+		py_bin=$(readlink -f /usr/bin/python3)
+		[ -x "$py_bin" ] || die "/usr/bin/python3 missing: sudo make deps DEPS=bench"
+		py_ver=$("$py_bin" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	fi
 	copy_program "$clang_bin" "$img/fs-ext4/clang" "clang-$ROTHP_CLANG_VER"
-	py_bin=$(readlink -f /usr/bin/python3)
-	[ -x "$py_bin" ] || die "/usr/bin/python3 missing: sudo make deps DEPS=bench"
-	py_ver=$("$py_bin" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 	copy_program "$py_bin" "$img/fs-ext4/python3" "python$py_ver-minimal"
 	mv "$img/fs-ext4/python3/$(basename "$py_bin")" "$img/fs-ext4/python3/python3"
 	rsync -a --exclude=test --exclude='config-*' --exclude=site-packages \
-		--exclude=dist-packages "/usr/lib/python$py_ver" "$img/fs-ext4/python3/lib/"
+		--exclude=dist-packages "$troot/usr/lib/python$py_ver" "$img/fs-ext4/python3/lib/"
 	real_bytes=$(du -sb "$img/fs-ext4/clang" "$img/fs-ext4/python3" | awk '{ n += $1 } END { print n }')
 fi
 
@@ -115,25 +188,33 @@ install -m 0755 "$ROTHP_TOP/guest/init" "$img/root/init"
 cp "$ROTHP_TOP/guest/tests.list" "$tests_list"
 # The kernel's own mm selftests, after ours: upstream.list, and with
 # UPSTREAM_FULL=1 (make check-full) upstream-full.list too.
-run_logged "building the kernel's mm selftests" "$LOGS/upstream-mm.log" "$ROTHP_TOP/scripts/upstream-mm.sh"
+run_logged "building the kernel's mm selftests" "$LOGS/upstream-mm$ROTHP_ARCH_SFX.log" \
+	"$ROTHP_TOP/scripts/upstream-mm.sh"
 cat "$ROTHP_TOP/guest/upstream.list" >>"$tests_list"
 [ "${UPSTREAM_FULL:-0}" != 1 ] || cat "$ROTHP_TOP/guest/upstream-full.list" >>"$tests_list"
 mkdir -p "$guest/upstream-mm"
-for f in $(cat "$BUILD/upstream-mm/progs"); do
-	cp "$BUILD/upstream-mm/$f" "$guest/upstream-mm/$f"
+for f in $(cat "$ROTHP_UPSTREAM/progs"); do
+	cp "$ROTHP_UPSTREAM/$f" "$guest/upstream-mm/$f"
 done
 cp "$ROTHP_TOP/bench/bench.list" "$bench_list"
 while read -r _ _ bin _; do
 	[ -n "$bin" ] && cp "$out/$bin" "$guest/"
 done < <(cat "$ROTHP_TOP/guest/tests.list" "$ROTHP_TOP/bench/bench.list" | grep -vE '^[[:space:]]*(#|$)')
 # hugetext, the user tool, next to the tests that run it.
-run_logged "building hugetext" "$LOGS/hugetext.log" make -C "$ROTHP_TOP/hugetext" OUTPUT="$out"
+run_logged "building hugetext" "$LOGS/hugetext$ROTHP_ARCH_SFX.log" \
+	make -C "$ROTHP_TOP/hugetext" OUTPUT="$out" CROSS_COMPILE="$ROTHP_CROSS"
 cp "$out/hugetext" "$guest/hugetext"
-# The dynamically linked test programs run with the host's ld.so and libc.
-for lib in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6; do
-	[ -e "$lib" ] || die "$lib missing: the dynamic PIE tests need it"
+# The dynamically linked test programs run with the host's ld.so and libc,
+# on arm64 with those of Debian's arm64 libc6.
+if [ -n "$troot" ]; then
+	libs=(/lib/ld-linux-aarch64.so.1 /lib/aarch64-linux-gnu/libc.so.6)
+else
+	libs=(/lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6)
+fi
+for lib in "${libs[@]}"; do
+	[ -e "$troot$lib" ] || die "$troot$lib missing: the dynamic PIE tests need it"
 	mkdir -p "$img/root$(dirname "$lib")"
-	cp -L "$lib" "$img/root$lib"
+	cp -L "$troot$lib" "$img/root$lib"
 done
 (cd "$img/root" && find . -print0 | sort -z |
 	cpio --quiet -o -0 -H newc -R 0:0) >"$img/initramfs.cpio.new"

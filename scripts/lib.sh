@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # Shared settings and helpers for the rothp stage scripts; sourced, not run.
+# shellcheck shell=bash disable=SC2034 # the scripts that source this use them
 
 ROTHP_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The markers, modes, options and paths the host shares with guest/init.
@@ -27,26 +28,88 @@ SERIES_BRANCH=rothp
 # the others build in their own O= directory, patched-debug-preempt-none.
 PREEMPT=${PREEMPT:-full}
 
+# ARCH=x86_64|arm64: the guest's architecture (make ARCH=arm64). x86-64
+# is the default. arm64 kernels and programs are cross-built with Debian's
+# aarch64-linux-gnu- toolchain and boot on qemu-system-aarch64 -M virt;
+# ARM64_PAGES=4k|16k|64k is their page size (4k by default).
+# The scripts pass it on as ROTHP_ARCH and take ARCH out of their children's
+# environment: the kernel's make reads ARCH, and gets it only when it is
+# arm64's (ROTHP_KARCH).
+ROTHP_ARCH=${ROTHP_ARCH:-${ARCH:-x86_64}}
+ARM64_PAGES=${ARM64_PAGES:-4k}
+case "$ROTHP_ARCH" in
+x86_64 | x86) ROTHP_ARCH=x86_64 ;;
+arm64 | aarch64) ROTHP_ARCH=arm64 ;;
+*)
+	echo "rothp: error: ARCH must be x86_64 or arm64, not '$ROTHP_ARCH'" >&2
+	exit 1
+	;;
+esac
+case "$ARM64_PAGES" in
+4k | 16k | 64k) ;;
+*)
+	echo "rothp: error: ARM64_PAGES must be 4k, 16k or 64k, not '$ARM64_PAGES'" >&2
+	exit 1
+	;;
+esac
+export ROTHP_ARCH ARM64_PAGES
+unset ARCH
+# What differs by architecture: the kernel's make variables, its image,
+# the cross prefix of the user programs' compiler, and the suffix of the
+# build and result directories (none for x86-64, so they keep their names).
+if [ "$ROTHP_ARCH" = arm64 ]; then
+	ROTHP_CROSS=aarch64-linux-gnu-
+	ROTHP_KARCH=(ARCH=arm64 "CROSS_COMPILE=$ROTHP_CROSS")
+	ROTHP_KIMAGE=Image
+	ROTHP_KIMAGE_PATH=arch/arm64/boot/Image
+	ROTHP_ARCH_SFX=-arm64
+	[ "$ARM64_PAGES" = 4k ] || ROTHP_ARCH_SFX+=-$ARM64_PAGES
+else
+	ROTHP_CROSS=
+	ROTHP_KARCH=()
+	ROTHP_KIMAGE=bzImage
+	ROTHP_KIMAGE_PATH=arch/x86/boot/bzImage
+	ROTHP_ARCH_SFX=
+fi
+# The user programs of the guest, per architecture: the uapi headers, the
+# selftests, the kernel's mm selftests and the images.
+ROTHP_HDR=$BUILD/headers$ROTHP_ARCH_SFX
+ROTHP_SELFTESTS=$BUILD/selftests$ROTHP_ARCH_SFX
+ROTHP_UPSTREAM=$BUILD/upstream-mm$ROTHP_ARCH_SFX
+ROTHP_IMAGE=$BUILD/image$ROTHP_ARCH_SFX
+# arm64's userspace from Debian's arm64 packages, unpacked here by
+# arm64-root.sh (busybox, the C library, cc1 of gcc ROTHP_ARM64_GCC; for
+# make bench clang and python ROTHP_ARM64_PY too).
+ROTHP_ARM64_ROOT=$BUILD/arm64-root/root
+ROTHP_ARM64_GCC=12
+ROTHP_ARM64_PY=3.11
+
 # kernel_name KERNEL [FLAVOUR]: the build/obj/ directory of that kernel.
 kernel_name() {
 	local n=$1${2:+-$2}
 	[ "$PREEMPT" = full ] || n+=-preempt-$PREEMPT
-	echo "$n"
+	echo "$n$ROTHP_ARCH_SFX"
 }
 
-# kernel_fragments [debug|gcov|""] [series|baseline]: the kernel-config/
-# fragments of every rothp kernel, on top of tinyconfig, one path a line (the
-# debug flavour adds debug.config, the coverage kernel gcov.config; a tree
-# with the series, the default, series.config, the options the series adds).
-# build.sh and matrix.sh configure with these.
+# kernel_fragments [debug|gcov|""] [series|baseline] [x86_64|arm64]: the
+# kernel-config/ fragments of every rothp kernel, on top of tinyconfig, one
+# path a line: base.config and the architecture's (by default ROTHP_ARCH's)
+# arch-ARCH.config, for arm64 arm64-ARM64_PAGES.config; the debug flavour adds
+# debug.config and debug-ARCH.config, the coverage kernel gcov.config; a
+# tree with the series, the default, series.config, the options the series
+# adds. build.sh and matrix.sh configure with these.
 kernel_fragments() {
-	local f
-	for f in base fs thp trace selftests fault-inject "preempt-$PREEMPT"; do
+	local f arch=${3:-$ROTHP_ARCH}
+	for f in base "arch-$arch" fs thp trace selftests fault-inject "preempt-$PREEMPT"; do
 		echo "$ROTHP_TOP/kernel-config/$f.config"
 	done
+	[ "$arch" != arm64 ] || echo "$ROTHP_TOP/kernel-config/arm64-$ARM64_PAGES.config"
 	[ "${2:-series}" = baseline ] || echo "$ROTHP_TOP/kernel-config/series.config"
 	case "${1:-}" in
-	debug) echo "$ROTHP_TOP/kernel-config/debug.config" ;;
+	debug)
+		echo "$ROTHP_TOP/kernel-config/debug.config"
+		echo "$ROTHP_TOP/kernel-config/debug-$arch.config"
+		;;
 	gcov) echo "$ROTHP_TOP/kernel-config/gcov.config" ;;
 	esac
 }

@@ -112,7 +112,8 @@ configure() {
 		make -C "$tree" O="$obj" $vars tinyconfig || return 1
 		local frags
 		mapfile -t frags < <(kernel_fragments "$([ "$cfg" = x86_64 ] && echo debug)" \
-			"$([ "$tree" = "$BASE_SRC" ] && echo baseline || echo series)")
+			"$([ "$tree" = "$BASE_SRC" ] && echo baseline || echo series)" \
+			"$([ "$cfg" = arm64 ] && echo arm64 || echo x86_64)")
 		(cd "$obj" && "$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" \
 			"$obj/.config" "${frags[@]}" "$own") || return 1
 	fi

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # upstream-mm: build the kernel tree's own mm selftests that exercise THP,
 # file THP and madvise, static, into build/upstream-mm (the guest has no
-# libraries), with the uapi headers image.sh installs in build/headers.
+# libraries), with the uapi headers image.sh installs in build/headers;
+# for ARCH=arm64 with the cross compiler, into build/upstream-mm-arm64.
 #   upstream-mm.sh [TREE]     TREE: a kernel source tree (default the patched)
 # The series does not change tools/, so the patched tree's tests serve the
 # baseline kernel too; this checks that and stops if it ever does change.
@@ -12,8 +13,10 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 tree=${1:-$SRC}
-out=$BUILD/upstream-mm
-hdr=$BUILD/headers/include
+out=$ROTHP_UPSTREAM
+hdr=$ROTHP_HDR/include
+cc=${CC:-gcc}
+[ -z "$ROTHP_CROSS" ] || cc=${ROTHP_CROSS}gcc
 mm=$tree/tools/testing/selftests/mm
 PROGS="khugepaged split_huge_page_test cow transhuge-stress madv_populate mkdirty"
 
@@ -37,7 +40,7 @@ for p in $PROGS; do
 	if [ "$out/$p" -nt "$mm/$p.c" ] && [ "$out/$p" -nt "$hdr" ] && [ "$out/$p" -nt "$0" ]; then
 		continue
 	fi
-	${CC:-gcc} "${cflags[@]}" -static "${src[@]}" -lrt -lpthread -lm -o "$out/$p.new" ||
+	"$cc" "${cflags[@]}" -static "${src[@]}" -lrt -lpthread -lm -o "$out/$p.new" ||
 		die "building $p failed"
 	mv "$out/$p.new" "$out/$p"
 done

@@ -76,7 +76,7 @@ static const struct rothp_fault_knob fpa_knobs[] = {
 static void fpa_arm(pid_t pid)
 {
 	snprintf(min_order, sizeof(min_order), "%d",
-		 __builtin_ctzl(ROTHP_PMD_SIZE / sysconf(_SC_PAGESIZE)));
+		 __builtin_ctzl(ROTHP_PMD_SIZE / ROTHP_PAGE_SIZE));
 	snprintf(task_mif, sizeof(task_mif), "/proc/%d/make-it-fail", (int)pid);
 	if (rothp_fault_save(fpa_knobs, ARRAY_SIZE(fpa_knobs)) ||
 	    rothp_fault_set(fpa_knobs, ARRAY_SIZE(fpa_knobs)))

@@ -71,6 +71,12 @@
 #define NOBODY			65534
 #define NO_ELF_ALIGN		"kernel lacks fs.elf_text_thp_align (baseline 6.12)"
 #define MEMFD_LEN		(2 * PMD)
+/* Where user space ends: x86-64 with 4-level page tables, arm64 with 48-bit VAs. */
+#if defined(__aarch64__)
+#define USER_VA_END		(1UL << 48)
+#else
+#define USER_VA_END		(1UL << 47)
+#endif
 
 static char *file_buf;		/* the contents of the copy */
 static size_t file_len;		/* its whole 2 MiB blocks from offset 0 */
@@ -235,7 +241,7 @@ static void test_unmapped(const struct rothp_case *c, int fd)
 	/* No VMA at all: a kernel address, and a huge range above user space. */
 	rc = madv((void *)0xffffffff80000000UL, PMD, MADV_COLLAPSE, &err);
 	report(c, 0, rc, err, 0, ENOMEM, main_intact());
-	rc = madv((void *)(1UL << 47), 1UL << 46, MADV_HUGEPAGE, &err);
+	rc = madv((void *)USER_VA_END, 1UL << 46, MADV_HUGEPAGE, &err);
 	report(c, 1, rc, err, 0, ENOMEM, main_intact());
 
 	hole = mmap(NULL, 2 * PMD, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -472,7 +478,8 @@ static const char *const special_results[] = {
 /* Files that are not on a disk file system. */
 static void test_special_files(const struct rothp_case *c)
 {
-	unsigned char pattern[ROTHP_PAGE_SIZE];
+	/* 4 KiB of a pattern, each copy tagged: a unit of data, not a page. */
+	unsigned char pattern[4096];
 	char *p, buf[64], why[128];
 	size_t off;
 	long pmd;

@@ -728,6 +728,7 @@ int main(int argc, char **argv)
 	tool_free(&r);
 
 	/* pieprog: congruent only with the series' aligned load bias. */
+	rothp_pie_rnd_bits_raise();
 	test_pie_status(&cases[PIE], pie);
 	if (rothp_drop_caches())
 		ksft_exit_fail_msg("drop_caches: %s\n", strerror(errno));

@@ -400,7 +400,7 @@ static void test_write(const struct rothp_case *c)
 	if (fstat(fd, &st))
 		ksft_exit_fail_msg("%s: %s\n", copy, strerror(errno));
 	nstubs = rothp_find_stubs(fd, &stub_off);
-	if (nstubs < MIN_BLOCKS * 512 ||
+	if (nstubs < MIN_BLOCKS * (long)(ROTHP_PMD_SIZE / ROTHP_STUB_SIZE) ||
 	    rothp_file_hash(fd, stub_off, nstubs * ROTHP_STUB_SIZE, &hash0))
 		ksft_exit_fail_msg("%s: %ld stubs found\n", copy, nstubs);
 	/* Those reads may have left large folios (XFS): small ones instead. */

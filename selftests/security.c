@@ -17,9 +17,10 @@
  *     makes the stub right again.
  *  c. uprobe: a uprobe event on a stub of PMD-mapped text.
  *     uprobe_write_opcode() (kernel/events/uprobes.c) reads the page with
- *     FOLL_SPLIT_PMD and replaces it with an anonymous copy holding int3,
- *     so the probed block is PTE-mapped in the process while the probe is
- *     there; the stub still returns its value and the probe counts hits.
+ *     FOLL_SPLIT_PMD and replaces it with an anonymous copy holding int3
+ *     (BRK #0x5 on arm64), so the probed block is PTE-mapped in the
+ *     process while the probe is there; the stub still returns its value
+ *     and the probe counts hits.
  *     On removal the copy is dropped for the page cache page, and as that
  *     is part of a huge folio collapse_pte_mapped_thp() retracts the page
  *     table, so the block is PMD-mapped again at the next fault. The file
@@ -58,6 +59,8 @@
 #define PMD			ROTHP_PMD_SIZE
 #define NOBODY			65534
 #define PROBE_STUB		1000	/* in the second 2 MiB block of stubs */
+/* The word PTRACE_POKETEXT changes: the aligned one that holds the stub's value. */
+#define POKE_OFF		ROTHP_ALIGN_DOWN(ROTHP_STUB_IMM, sizeof(long))
 #define UPROBE_NAME		"rothp_sec/stub"
 
 static char prog[PATH_MAX];
@@ -229,10 +232,12 @@ static int poke(pid_t pid, unsigned long addr, long word)
 	return errno || back != word ? -1 : 0;
 }
 
-/* The stub's "movl $imm, %eax; ret" with another immediate. */
+/* The stub's word at POKE_OFF with another value for the stub to return. */
 static long stub_word(long word, uint32_t imm)
 {
-	memcpy((char *)&word + ROTHP_STUB_IMM, &imm, sizeof(imm));
+	_Static_assert(ROTHP_STUB_IMM - POKE_OFF + sizeof(imm) <= sizeof(word),
+		       "the stub's value spans two words");
+	memcpy((char *)&word + (ROTHP_STUB_IMM - POKE_OFF), &imm, sizeof(imm));
 	return word;
 }
 
@@ -277,7 +282,7 @@ static void test_ptrace(const struct rothp_case *tc)
 
 	if (rothp_find_vma(tp.pid, tp.start, &vma))
 		ksft_exit_fail_msg("ptrace: no text VMA\n");
-	off = c.stub0 + PROBE_STUB * ROTHP_STUB_SIZE;
+	off = c.stub0 + PROBE_STUB * ROTHP_STUB_SIZE + POKE_OFF;
 	addr = vma.start + (off - vma.offset);
 	if (pread(c.fd, orig, sizeof(orig), off) != sizeof(orig) ||
 	    rothp_file_hash(c.fd, c.stub0, c.nr_stubs * ROTHP_STUB_SIZE, &blobsum))
@@ -331,7 +336,7 @@ static const char *const uprobe_results[] = {
 	"child's text is PMD-mapped",
 	"probe on stub %d at file offset %#lx enabled",
 	"only the probed block is PTE-mapped while the probe is there",
-	"the process's text has int3 at the probe (%#x)",
+	"the process's text has " ROTHP_UPROBE_INSN_NAME " at the probe (%#x)",
 	"every stub, the probed one too, returns its index",
 	"the probe was hit",
 	"pread of the file reads the stub while the probe is there",
@@ -355,7 +360,8 @@ static void test_uprobe(const struct rothp_case *tc)
 {
 	unsigned int first = ksft_test_num();
 	char memp[64];
-	unsigned char orig[8], seen = 0;
+	unsigned char orig[8];
+	uint32_t seen = 0;
 	struct rothp_vma vma;
 	struct textproc tp;
 	unsigned long addr;
@@ -406,11 +412,11 @@ static void test_uprobe(const struct rothp_case *tc)
 	rothp_report(tc, 3, NULL, pmd == full - (long)PMD);
 	snprintf(memp, sizeof(memp), "/proc/%d/mem", (int)tp.pid);
 	fd = open(memp, O_RDONLY);
-	if (fd < 0 || pread(fd, &seen, 1, addr) != 1)
+	if (fd < 0 || pread(fd, &seen, ROTHP_UPROBE_INSN_SIZE, addr) != ROTHP_UPROBE_INSN_SIZE)
 		ksft_print_msg("uprobe: read %s: %s\n", memp, strerror(errno));
 	if (fd >= 0)
 		close(fd);
-	rothp_report(tc, 4, NULL, seen == 0xcc, seen);
+	rothp_report(tc, 4, NULL, seen == ROTHP_UPROBE_INSN, seen);
 	ran = textproc_run(&tp, &calls);
 	rothp_report(tc, 5, NULL, ran == 1);
 	hits = rothp_uprobe_hits(UPROBE_NAME, c.path);

@@ -8,13 +8,14 @@
  * Files, each a copy of textprog:
  *   shared  read, mapped, collapsed and written by most workers. Each of
  *           its 2 MiB blocks is in version A (textprog's bytes) or B (A with
- *           byte VERSION_BYTE of each stub page, in the int3 padding after
- *           the stub's ret, inverted). A block's state word in shared memory
- *           holds a generation, a busy bit and its version, seqlock-style: a
- *           reader that saw the same idle state before and after its read
- *           must find exactly that version (a lost or stale write fails);
- *           one that raced a change of the block must find A or B in each
- *           byte, or 0 where a punched hole was not refilled yet.
+ *           byte VERSION_BYTE of each 4 KiB stub page, in the padding
+ *           after the stub (int3, or arm64's BRK), inverted). A block's
+ *           state word in shared memory holds a generation, a busy bit and
+ *           its version, seqlock-style: a reader that saw the same idle
+ *           state before and after its read must find exactly that version
+ *           (a lost or stale write fails); one that raced a change of the
+ *           block must find A or B in each byte, or 0 where a punched hole
+ *           was not refilled yet.
  *   exec    exec'd (textprog run: every stub must return its index), run
  *           as textproc sessions, probed with uprobes; its writer writes
  *           textprog's own bytes back, when ETXTBSY does not stop it.
@@ -77,7 +78,10 @@
 #define PMD			ROTHP_PMD_SIZE
 #define PAGE			ROTHP_PAGE_SIZE
 
-/* The padding byte of a stub page that version B inverts. */
+/*
+ * The padding byte of a stub page that version B inverts: in every
+ * ROTHP_STUB_SIZE bytes from the first stub, whatever the kernel's page size.
+ */
 #define VERSION_BYTE		2048
 
 #define UPROBE_EVENTS		ROTHP_TRACEFS "uprobe_events"
@@ -534,8 +538,8 @@ static int write_block(int fd, long b, int ver, bool *changed)
 			return -1;
 		return fsync(fd);
 	case 2:
-		/* Only the bytes that differ: one byte in each page. */
-		for (pg = 0; pg + VERSION_BYTE < len; pg += PAGE) {
+		/* Only the bytes that differ: one byte in each stub page. */
+		for (pg = 0; pg + VERSION_BYTE < len; pg += ROTHP_STUB_SIZE) {
 			if (rothp_pwrite_full(fd, model[ver] + off + pg + VERSION_BYTE, 1,
 					      off + pg + VERSION_BYTE))
 				return -1;
@@ -762,7 +766,7 @@ static void work_mmap(enum op op)
 		off = b * PMD;
 		len = rothp_min_size(nb * PMD, fsize - off);
 		mlen = ROTHP_ALIGN_UP(len, PAGE);
-		mis = rnd(4) ? 0 : (1 + rnd(511)) * PAGE;
+		mis = rnd(4) ? 0 : (1 + rnd(PMD / PAGE - 1)) * PAGE;
 		p = rothp_map_aligned(fd, mlen, off, mis, PROT_READ | PROT_EXEC);
 		if (p == MAP_FAILED) {
 			op_error(op, "mmap: %s", strerror(errno));
@@ -804,7 +808,7 @@ static void work_mmap(enum op op)
 		check_map(op, p, off, len, buf);
 
 		/* Shrink in place, cutting a 2 MiB block, and punch a page out. */
-		keep = mlen > PMD + PAGE ? PMD + PAGE * (1 + rnd(511)) : mlen;
+		keep = mlen > PMD + PAGE ? PMD + PAGE * (1 + rnd(PMD / PAGE - 1)) : mlen;
 		if (keep < mlen && mremap(p, mlen, keep, 0) == MAP_FAILED) {
 			op_error(op, "mremap shrink: %s", strerror(errno));
 			keep = mlen;
@@ -1049,15 +1053,14 @@ static void make_models(void)
 		ksft_exit_fail_msg("%s: %s\n", prog, strerror(errno));
 	nstubs = rothp_find_stubs(fd, &stub_off);
 	close(fd);
-	if (nstubs < 512 || fsize < 2 * PMD)
+	if (nstubs < (long)(PMD / ROTHP_STUB_SIZE) || fsize < 2 * PMD)
 		ksft_exit_fail_msg("%s: %ld stubs, %zu bytes: not textprog\n", prog, nstubs,
 				   fsize);
 	model[1] = rothp_memdup(model[0], fsize);
 	for (i = 0; i < nstubs; i++) {
-		if ((unsigned char)model[0][stub_off + i * PAGE + VERSION_BYTE] != 0xcc)
-			ksft_exit_fail_msg("stub %ld: no int3 padding at byte %d\n", i,
-					   VERSION_BYTE);
-		model[1][stub_off + i * PAGE + VERSION_BYTE] ^= 0xff;
+		if (!rothp_is_stub_pad(model[0] + stub_off + i * ROTHP_STUB_SIZE + VERSION_BYTE))
+			ksft_exit_fail_msg("stub %ld: no padding at byte %d\n", i, VERSION_BYTE);
+		model[1][stub_off + i * ROTHP_STUB_SIZE + VERSION_BYTE] ^= 0xff;
 	}
 	nblk = (fsize + PMD - 1) / PMD;
 	for (v = 0; v < 2; v++) {

@@ -29,8 +29,9 @@ void rothp_bench_fail(const char *fmt, ...)
 
 /*
  * What every benchmark needs first: line-buffered output, its one argument
- * (the directory of the programs), root, THP with 2 MiB PMDs, and the THP
- * settings saved (put back at exit). Returns the directory, or fails.
+ * (the directory of the programs), root, THP (hpage_pmd_size: the PMD size,
+ * ROTHP_PMD_SIZE), and the THP settings saved (put back at exit). Returns
+ * the directory, or fails.
  */
 const char *rothp_bench_start(int argc, char **argv)
 {
@@ -39,8 +40,8 @@ const char *rothp_bench_start(int argc, char **argv)
 		rothp_bench_fail("usage: %s <dir>", argv[0]);
 	if (geteuid())
 		rothp_bench_fail("needs root: it writes drop_caches and THP sysfs knobs");
-	if (rothp_hpage_pmd_size() != ROTHP_PMD_SIZE)
-		rothp_bench_fail("no THP with 2 MiB PMDs");
+	if (!rothp_hpage_pmd_size())
+		rothp_bench_fail("no THP: cannot read %shpage_pmd_size", ROTHP_THP_SYSFS);
 	if (rothp_thp_save())
 		rothp_bench_fail("cannot save the THP settings");
 	return argv[1];

@@ -110,21 +110,22 @@ int rothp_fresh_cache(const char *path, char *why, size_t len)
  * pages). It is one PMD-sized folio if all its pages are physically
  * contiguous from a 2 MiB-aligned PFN, a compound head followed by 511
  * tails: the page cache holds no folio larger than PMD size
- * (MAX_PAGECACHE_ORDER).
+ * (MAX_PAGECACHE_ORDER). (With the kernel's page and PMD sizes: 2 MiB and
+ * 512 pages on x86-64.) ent and flags have room for PMD_PAGES entries.
  */
 static int probe_block(int pagemap, int kpageflags, const char *p, const unsigned char *vec,
-		       struct rothp_cache_block *blk)
+		       uint64_t *ent, uint64_t *flags, struct rothp_cache_block *blk)
 {
-	uint64_t ent[PMD_PAGES], flags[PMD_PAGES], pfn, pfn0;
 	off_t pos = (off_t)((unsigned long)p / ROTHP_PAGE_SIZE) * sizeof(ent[0]);
+	size_t i, ent_len = PMD_PAGES * sizeof(ent[0]);
+	uint64_t pfn, pfn0;
 	bool whole = true;
-	size_t i;
 
 	for (i = 0; i < PMD_PAGES; i++) {
 		if (vec[i] & 1)
 			(void)*(volatile const char *)(p + i * ROTHP_PAGE_SIZE);
 	}
-	if (pread(pagemap, ent, sizeof(ent), pos) != sizeof(ent))
+	if (pread(pagemap, ent, ent_len, pos) != (ssize_t)ent_len)
 		return -1;
 	pfn0 = ent[0] & PM_PFN_MASK;
 	for (i = 0; i < PMD_PAGES; i++) {
@@ -170,6 +171,7 @@ int rothp_cache_blocks(int fd, off_t offset, long nr, struct rothp_cache_block *
 {
 	size_t len = nr * ROTHP_PMD_SIZE, i, j;
 	int pagemap, kpageflags, ret = -1, err;
+	uint64_t *ent, *flags;
 	unsigned char *vec;
 	char *p;
 
@@ -177,9 +179,11 @@ int rothp_cache_blocks(int fd, off_t offset, long nr, struct rothp_cache_block *
 	if (p == MAP_FAILED)
 		return -1;
 	vec = malloc(nr * PMD_PAGES);
+	ent = malloc(2 * PMD_PAGES * sizeof(*ent));
+	flags = ent ? ent + PMD_PAGES : NULL;
 	pagemap = open("/proc/self/pagemap", O_RDONLY);
 	kpageflags = open("/proc/kpageflags", O_RDONLY);
-	if (!vec || pagemap < 0 || kpageflags < 0)
+	if (!vec || !ent || pagemap < 0 || kpageflags < 0)
 		goto out;
 	if (madvise(p, len, MADV_RANDOM) || mincore(p, len, vec))
 		goto out;
@@ -190,7 +194,7 @@ int rothp_cache_blocks(int fd, off_t offset, long nr, struct rothp_cache_block *
 			blk[i].resident += vec[i * PMD_PAGES + j] & 1;
 		if (blk[i].resident &&
 		    probe_block(pagemap, kpageflags, p + i * ROTHP_PMD_SIZE, vec + i * PMD_PAGES,
-				&blk[i]))
+				ent, flags, &blk[i]))
 			goto out;
 	}
 	ret = 0;
@@ -200,6 +204,7 @@ out:
 		close(kpageflags);
 	if (pagemap >= 0)
 		close(pagemap);
+	free(ent);
 	free(vec);
 	munmap(p, len);
 	errno = err;

@@ -20,6 +20,7 @@
 #include "kselftest.h"
 #include "util_cache.h"
 #include "util_core.h"
+#include "util_elf.h"
 #include "util_files.h"
 
 #ifndef EXT4_SUPER_MAGIC
@@ -121,6 +122,46 @@ unsigned long rothp_hpage_pmd_size(void)
 	if (rothp_read_line(ROTHP_THP_SYSFS "hpage_pmd_size", buf, sizeof(buf)))
 		return 0;
 	return strtoul(buf, NULL, 10);
+}
+
+/*
+ * The sizes are cached in plain statics: the tests' threads may race to
+ * fill them, but only ever store the same value, relaxed.
+ */
+unsigned long rothp_page_size(void)
+{
+	static unsigned long cached;
+	unsigned long size = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+	long v;
+
+	if (size)
+		return size;
+	v = sysconf(_SC_PAGESIZE);
+	if (v <= 0 || (v & (v - 1))) {
+		fprintf(stderr, "rothp: sysconf(_SC_PAGESIZE) says %ld: no page size\n", v);
+		exit(1);
+	}
+	size = v;
+	__atomic_store_n(&cached, size, __ATOMIC_RELAXED);
+	return size;
+}
+
+unsigned long rothp_pmd_size(void)
+{
+	static unsigned long cached;
+	unsigned long size = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+	if (size)
+		return size;
+	size = rothp_hpage_pmd_size();
+	if (!size || (size & (size - 1)) || size <= rothp_page_size()) {
+		fprintf(stderr, "rothp: no PMD size: %shpage_pmd_size %s (a kernel without THP?)\n",
+			ROTHP_THP_SYSFS, size ? "is not a power of two above the page size" :
+			"cannot be read");
+		exit(1);
+	}
+	__atomic_store_n(&cached, size, __ATOMIC_RELAXED);
+	return size;
 }
 
 /*
@@ -255,11 +296,11 @@ int rothp_spread(int index)
 
 const char *rothp_test_init(int argc, char **argv, char *prog, size_t len)
 {
+	char src[PATH_MAX], why[PATH_MAX + 128];
 	const char *dir, *fs;
 	unsigned long pmd;
 	struct utsname u;
-	char src[PATH_MAX];
-	int large, cfg;
+	int large, cfg, fits;
 
 	ksft_print_header();
 	if (argc < 2)
@@ -270,8 +311,6 @@ const char *rothp_test_init(int argc, char **argv, char *prog, size_t len)
 	pmd = rothp_hpage_pmd_size();
 	if (!pmd)
 		ksft_exit_skip("no THP: cannot read %shpage_pmd_size\n", ROTHP_THP_SYSFS);
-	if (pmd != ROTHP_PMD_SIZE)
-		ksft_exit_skip("PMD size is %lu, these tests assume 2 MiB\n", pmd);
 	cfg = rothp_kconfig("CONFIG_READ_ONLY_THP_FOR_FS", src, sizeof(src));
 	if (!cfg)
 		ksft_exit_skip("CONFIG_READ_ONLY_THP_FOR_FS is not set (%s)\n", src);
@@ -284,6 +323,11 @@ const char *rothp_test_init(int argc, char **argv, char *prog, size_t len)
 		ksft_exit_fail_msg("path too long: %s\n", dir);
 	if (access(prog, X_OK))
 		ksft_exit_fail_msg("%s: %s\n", prog, strerror(errno));
+	fits = rothp_elf_text_fits(prog, why, sizeof(why));
+	if (fits < 0)
+		ksft_exit_fail_msg("%s: %s\n", prog, strerror(errno));
+	if (!fits)
+		ksft_exit_skip("%s\n", why);
 	if (rothp_drop_caches())
 		ksft_exit_fail_msg("drop_caches: %s\n", strerror(errno));
 	uname(&u);

@@ -22,8 +22,20 @@
 #define MADV_PAGEOUT		21
 #endif
 
-#define ROTHP_PAGE_SIZE		4096UL
-#define ROTHP_PMD_SIZE		(2UL << 20)
+/*
+ * The running kernel's page size and PMD size (hpage_pmd_size), each read
+ * once: never constants, for arm64 runs with 4 KiB, 16 KiB or 64 KiB pages,
+ * whose PMDs map 2 MiB, 32 MiB or 512 MiB (x86-64: 4 KiB and 2 MiB). The
+ * upper-case names stay for their many users, but neither is a constant
+ * expression: no array sizes, static initializers or case labels.
+ * rothp_pmd_size() ends the program failing, saying why, on a kernel
+ * without THP; rothp_test_init() and rothp_bench_start() check for THP
+ * (rothp_hpage_pmd_size()) before anything needs it.
+ */
+unsigned long rothp_page_size(void);
+unsigned long rothp_pmd_size(void);
+#define ROTHP_PAGE_SIZE		rothp_page_size()
+#define ROTHP_PMD_SIZE		rothp_pmd_size()
 #define ROTHP_ALIGN_UP(x, a)	(((x) + (a) - 1) & ~((a) - 1))
 #define ROTHP_ALIGN_DOWN(x, a)	((x) & ~((a) - 1))
 

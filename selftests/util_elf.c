@@ -86,6 +86,32 @@ off_t rothp_elf_text_block_offset(const struct rothp_elf *elf)
 }
 
 /*
+ * Can the text of the program at path be PMD-mapped on this kernel: is it
+ * congruent modulo the PMD size, with a whole block? 1 if so; 0 if not,
+ * saying why in why; -1 (errno) if it cannot be read. textprog's size and
+ * 2 MiB alignment are fixed when it is linked, the PMD size is the running
+ * kernel's: 32 MiB with arm64's 16 KiB pages, 512 MiB with 64 KiB ones,
+ * more than textprog's text.
+ */
+int rothp_elf_text_fits(const char *path, char *why, size_t len)
+{
+	unsigned long pmd = ROTHP_PMD_SIZE;
+	struct rothp_elf elf;
+
+	if (rothp_elf_read(path, &elf))
+		return -1;
+	if (rothp_elf_text_congruent(&elf) && rothp_elf_text_blocks(&elf) > 0)
+		return 1;
+	if (elf.text_filesz < pmd)
+		snprintf(why, len, "%s: text of %lu MiB is smaller than the PMD size %lu MiB of this kernel",
+			 path, elf.text_filesz >> 20, pmd >> 20);
+	else
+		snprintf(why, len, "%s: text of %lu MiB is not linked for the PMD size %lu MiB of this kernel: no whole block, or not congruent",
+			 path, elf.text_filesz >> 20, pmd >> 20);
+	return 0;
+}
+
+/*
  * Map the text of the program at path r-x private as the ELF loader could,
  * at an address congruent to the text's p_vaddr modulo 2 MiB: all of its
  * text segment, from the page holding p_offset, or (blocks) only its whole
@@ -126,13 +152,72 @@ void *rothp_elf_map_text(const char *path, bool blocks, size_t *len)
 	return p;
 }
 
-/* Is b the start of stub i of textprog? */
-static bool is_stub(const unsigned char *b, uint32_t i)
+/*
+ * The instructions of textprog_blob.S, as the tests find them in the file
+ * and in memory (all little-endian).
+ */
+#if defined(__x86_64__)
+#define X86_MOVL_EAX		0xb8		/* movl $imm32, %eax */
+#define X86_RET			0xc3
+#define X86_INT3		0xcc		/* the padding */
+#elif defined(__aarch64__)
+#define A64_NOP			0xd503201fU
+#define A64_LDR_W0_LIT8		0x18000040U	/* ldr w0, .+8 */
+#define A64_RET			0xd65f03c0U
+#define A64_MOVZ_W0		0x52800000U	/* movz w0, #imm16 (imm16 << 5) */
+#define A64_MOVK_W0_16		0x72a00000U	/* movk w0, #imm16, lsl #16 */
+#define A64_BRK0		0xd4200000U	/* brk #0: the padding */
+
+static uint32_t insn_at(const unsigned char *b, int n)
 {
+	uint32_t insn;
+
+	memcpy(&insn, b + 4 * n, sizeof(insn));
+	return insn;
+}
+#endif
+
+/* Is p the start of stub i of textprog? */
+bool rothp_is_stub(const void *p, uint32_t i)
+{
+	const unsigned char *b = p;
 	uint32_t imm;
 
 	memcpy(&imm, b + ROTHP_STUB_IMM, sizeof(imm));
-	return b[0] == 0xb8 && imm == i && b[ROTHP_STUB_IMM + sizeof(imm)] == 0xc3;
+#if defined(__x86_64__)
+	return b[0] == X86_MOVL_EAX && imm == i && b[ROTHP_STUB_IMM + sizeof(imm)] == X86_RET;
+#else
+	return insn_at(b, 0) == A64_NOP && insn_at(b, 1) == A64_LDR_W0_LIT8 &&
+	       insn_at(b, 2) == A64_RET && imm == i;
+#endif
+}
+
+/* Is p stub i's chain entry, ROTHP_CHAIN_ENTRY bytes into its page? */
+bool rothp_is_chain_entry(const void *p, uint32_t i)
+{
+#if defined(__x86_64__)
+	const unsigned char *b = p;
+	uint32_t imm;
+
+	memcpy(&imm, b + 1, sizeof(imm));
+	return b[0] == X86_MOVL_EAX && imm == i;
+#else
+	return insn_at(p, 0) == (A64_MOVZ_W0 | (i & 0xffff) << 5) &&
+	       insn_at(p, 1) == (A64_MOVK_W0_16 | (i >> 16) << 5);
+#endif
+}
+
+/*
+ * Is p in the padding of a stub page, which traps if run: int3 on x86-64,
+ * BRK #0 on arm64 (p at an offset of its page that is a multiple of 4)?
+ */
+bool rothp_is_stub_pad(const void *p)
+{
+#if defined(__x86_64__)
+	return *(const unsigned char *)p == X86_INT3;
+#else
+	return insn_at(p, 0) == A64_BRK0;
+#endif
 }
 
 /*
@@ -153,10 +238,10 @@ long rothp_find_stubs(int fd, off_t *off)
 	if (!buf)
 		return -1;
 	while ((n = pread(fd, buf, ROTHP_IO_CHUNK, pos)) > 0) {
-		for (i = 0; i + ROTHP_STUB_IMM + 5 <= (size_t)n; i += ROTHP_STUB_SIZE) {
-			if (run && is_stub(buf + i, run)) {
+		for (i = 0; i + ROTHP_STUB_LEN <= (size_t)n; i += ROTHP_STUB_SIZE) {
+			if (run && rothp_is_stub(buf + i, run)) {
 				run++;
-			} else if (is_stub(buf + i, 0)) {
+			} else if (rothp_is_stub(buf + i, 0)) {
 				run_start = pos + i;
 				run = 1;
 			} else {

@@ -171,6 +171,43 @@ int rothp_sysctl_save(const char *name)
 	return 0;
 }
 
+/*
+ * The series aligns a PIE's load bias to the PMD size only if that leaves
+ * it 16 random bits (elf_thp_keeps_randomness() in fs/binfmt_elf.c):
+ * vm.mmap_rnd_bits of at least 16 + log2(PMD size / page size), 25 with
+ * 4 KiB pages. x86-64's default of 28 is enough; arm64's (18) is not.
+ */
+#define ROTHP_PIE_MIN_RND_BITS	16
+#define ROTHP_RND_BITS		"vm/mmap_rnd_bits"
+
+long rothp_pie_rnd_bits_needed(void)
+{
+	return ROTHP_PIE_MIN_RND_BITS + __builtin_ctzl(ROTHP_PMD_SIZE / ROTHP_PAGE_SIZE);
+}
+
+/*
+ * For the tests and benchmarks that start aligned PIEs: raise
+ * vm.mmap_rnd_bits to rothp_pie_rnd_bits_needed() where it is lower
+ * (arm64), saved and put back at exit, and say so; where it cannot be
+ * raised, say that the series will not align.
+ */
+void rothp_pie_rnd_bits_raise(void)
+{
+	long val, need = rothp_pie_rnd_bits_needed();
+	char buf[32];
+
+	if (rothp_sysctl_read(ROTHP_RND_BITS, &val) || val >= need)
+		return;
+	snprintf(buf, sizeof(buf), "%ld", need);
+	if (rothp_sysctl_save(ROTHP_RND_BITS) ||
+	    rothp_write_text(ROTHP_SYSCTL_DIR ROTHP_RND_BITS, buf))
+		ksft_print_msg("%s is %ld and cannot be raised to %ld: the series will not align PIEs\n",
+			       ROTHP_RND_BITS, val, need);
+	else
+		ksft_print_msg("%s raised from %ld to %ld for the test: the series aligns PIEs only then\n",
+			       ROTHP_RND_BITS, val, need);
+}
+
 /* Restore the saved sysctls, the last saved first. */
 void rothp_sysctl_restore(void)
 {
@@ -345,10 +382,11 @@ void rothp_thp_restore(void)
 }
 
 /*
- * khugepaged tunables: sleep_ms between passes of 4096 PTEs (8 PMDs),
- * alloc_ms after an allocation failure; max_ptes_none and defrag at their
- * defaults (HPAGE_PMD_NR - 1 and 1, khugepaged_init()), so that a changed
- * host value cannot stop a collapse.
+ * khugepaged tunables: sleep_ms between passes of 8 PMDs' PTEs (4096 with
+ * 4 KiB pages), alloc_ms after an allocation failure; pages_to_scan,
+ * max_ptes_none and defrag at their defaults (HPAGE_PMD_NR * 8,
+ * HPAGE_PMD_NR - 1 and 1, khugepaged_init()), so that a changed host value
+ * cannot stop a collapse.
  */
 static int thp_khugepaged_set(unsigned long sleep_ms, unsigned long alloc_ms)
 {
@@ -358,7 +396,7 @@ static int thp_khugepaged_set(unsigned long sleep_ms, unsigned long alloc_ms)
 		return -1;
 	if (thp_set_num("khugepaged/scan_sleep_millisecs", sleep_ms) ||
 	    thp_set_num("khugepaged/alloc_sleep_millisecs", alloc_ms) ||
-	    thp_set_num("khugepaged/pages_to_scan", 4096) ||
+	    thp_set_num("khugepaged/pages_to_scan", 8 * nr) ||
 	    thp_set_num("khugepaged/max_ptes_none", nr - 1) ||
 	    thp_set_num("khugepaged/defrag", 1))
 		return -1;

@@ -16,7 +16,9 @@ OUT_DIR's run to DOC_SVG (the README's), only if that run was complete,
 and names the run (date, commit of this tree) for the figures to cite.
 
 The iTLB figures are modelled (tlb_model.py) from the call order and the
-page-size map of each timed run. Wall times per call are reported as
+page-size map of each timed run, with the cores of the guest's
+architecture (tlb_model.ARCH_GEOMETRIES; run_model() says how a run
+tells it and its page size). Wall times per call are reported as
 measured only when the guest ran under KVM (qemu.cmd says -accel kvm):
 under TCG, QEMU's software TLB, not the CPU's, is what they time.
 
@@ -43,6 +45,15 @@ ITLB_RUN = re.compile(r'^ITLB run (4k|file|copy) (\d+) (\d+) (\d+) (\d+) ([0-9.]
                       r'([0-9a-f]+) (0x[0-9a-f]+) ([Hp]+)\s*$')
 ITLB_ACCEL = re.compile(r'^ITLB accel (\S+)')
 ACCEL = re.compile(r'-accel ([a-z]+)')
+# qemu.cmd: the emulator, and the kernel's build directory, whose name ends
+# in -arm64-16k or -arm64-64k for arm64 kernels of those pages (lib.sh's
+# kernel_name).
+QEMU_BIN = re.compile(r'^\s*(?:\S*/)?qemu-system-(\S+)')
+KERNEL_PAGES = re.compile(r'-kernel \S*-arm64-(16|64)k/')
+# Optional fields of the guest's "# guest: " line, which take precedence:
+# arch=<uname -m> and pagesize=<getconf PAGESIZE>.
+GUEST_ARCH = re.compile(r'\sarch=(\S+)')
+GUEST_PAGESIZE = re.compile(r'\spagesize=(\d+)')
 CLOCKSOURCE = re.compile(r'clocksource: Switched to clocksource (\S+)')
 COPY = '@copy'
 
@@ -168,8 +179,9 @@ for _mode in ('always', 'run'):
         TARGETS[f'real_text_first_share_{_mode}_{_prog}'] = (
             f'... {_prog}, {_mode}, its first process alone (from the cold page cache)',
             '', None)
-TRACE_GEOMETRIES = tuple(tlb_model.GEOMETRIES)
-for _g in TRACE_GEOMETRIES:
+# The cc1 trace's metrics of every geometry; a run expects those of its
+# architecture's (expected_targets()).
+for _g in tlb_model.GEOMETRIES:
     TARGETS[f'cc1_trace_l1_misses_pki_{_g}'] = (
         f'cc1 -O2 of scripts/kallsyms.c, its instruction fetches (valgrind) replayed over '
         f'the page sizes cc1 had in the guest under THP always: modelled '
@@ -194,15 +206,30 @@ RATIOS = {
         lambda r: r <= 1.05),
 }
 
-# Reductions, 1 - patched/baseline of metrics both boots have, the least of
-# them: name: (metrics, what it is, target text, check(value) -> bool).
-REDUCTIONS = {
-    'cc1_trace_walks_reduction': (
-        tuple(f'cc1_trace_walks_pki_{g}' for g in TRACE_GEOMETRIES),
-        "cc1's modelled page walks per 1000 instructions, 1 - patched/baseline, the "
-        'lesser over the modelled cores', 'patched >= 0.9 (90% fewer walks)',
-        lambda r: r >= 0.9),
-}
+
+def reductions(trace_geometries):
+    """Reductions, 1 - patched/baseline of metrics both boots have, the
+    least of them, of a run whose cc1 trace is modelled with those
+    geometries: name: (metrics, what it is, target text, check(value) ->
+    bool); none without a geometry."""
+    if not trace_geometries:
+        return {}
+    return {
+        'cc1_trace_walks_reduction': (
+            tuple(f'cc1_trace_walks_pki_{g}' for g in trace_geometries),
+            "cc1's modelled page walks per 1000 instructions, 1 - patched/baseline, the "
+            'lesser over the modelled cores', 'patched >= 0.9 (90% fewer walks)',
+            lambda r: r >= 0.9),
+    }
+
+
+# How a run is modelled: its guest's architecture, page size, the TLB
+# geometries of its iTLB sweep and of its cc1 trace (none when the trace
+# is of another architecture's code). An x86-64 run's, the default:
+MODEL = {'arch': tlb_model.DEFAULT_ARCH, 'page': tlb_model.PAGE,
+         'geometries': tlb_model.ARCH_GEOMETRIES[tlb_model.DEFAULT_ARCH],
+         'trace': tlb_model.ARCH_GEOMETRIES[tlb_model.DEFAULT_ARCH]}
+REDUCTIONS = reductions(MODEL['trace'])
 
 # Checks that look at the copy dance's value too: (b, p, c) -> bool.
 COPY_TARGETS = {
@@ -247,6 +274,13 @@ def read_line(r, line):
     m = INELIGIBLE.match(line)
     if m:
         r['ineligible'][(m.group(1), m.group(2))] = (int(m.group(3)), m.group(4))
+    if line.startswith(contract.GUEST):
+        m = GUEST_ARCH.search(line)
+        if m:
+            r['arch'] = tlb_model.arch_name(m.group(1)) or m.group(1)
+        m = GUEST_PAGESIZE.search(line)
+        if m:
+            r['page'] = int(m.group(1))
 
 
 def clock_failure(run):
@@ -262,22 +296,72 @@ def clock_failure(run):
 
 
 def read_run(run):
-    """BENCH values and units, ITLB runs, failures and accel of a run dir."""
+    """BENCH values and units, ITLB runs, failures, accel, architecture and
+    page size of a run dir."""
     r = {'vals': {}, 'units': {}, 'failed': [], 'itlb': {}, 'sig': None,
-         'accel': 'tcg', 'dir': run, 'ineligible': {}}
+         'accel': 'tcg', 'dir': run, 'ineligible': {}, 'arch': tlb_model.DEFAULT_ARCH,
+         'page': tlb_model.PAGE}
     text = read_text(os.path.join(run, contract.KTAP_LOG))
     if text is None:
         r['failed'].append(f'{run}: no {contract.KTAP_LOG}')
         return r
-    m = ACCEL.search(read_text(os.path.join(run, 'qemu.cmd')) or '')
+    cmd = read_text(os.path.join(run, 'qemu.cmd')) or ''
+    m = ACCEL.search(cmd)
     if m:
         r['accel'] = m.group(1)
+    m = QEMU_BIN.match(cmd)
+    if m:
+        r['arch'] = tlb_model.arch_name(m.group(1)) or m.group(1)
+    m = KERNEL_PAGES.search(cmd)
+    if m:
+        r['page'] = int(m.group(1)) << 10
     for line in text.split('\n'):
         read_line(r, line)
     failure = clock_failure(run)
     if failure:
         r['failed'].append(failure)
     return r
+
+
+def host_arch():
+    """The architecture of this host (tlb_model.arch_name()), whose cc1 a
+    cc1 trace of this host ran."""
+    return tlb_model.arch_name(platform.machine()) or platform.machine()
+
+
+def run_model(base, patch, trace_dir=None):
+    """How the runs are modelled (MODEL's fields), and what is wrong with
+    that: (model, failures, notes).
+
+    A run's architecture and page size (read_run()) are the arch= (uname
+    -m) and pagesize= fields of its "# guest: " line when it has them,
+    else what its qemu.cmd says: the emulator (qemu-system-aarch64:
+    arm64) and the kernel's build directory (...-arm64-16k/: 16 KiB
+    pages); else x86-64 and 4 KiB. The patched run's are the report's,
+    and the baseline's must be the same. cc1's trace is of this host's code
+    (itrace.trace_arch()): it is replayed over guests of its architecture
+    only, another's cc1 being another binary."""
+    failures, notes = [], []
+    arch, page = patch['arch'], patch['page']
+    if (base['arch'], base['page']) != (arch, page):
+        failures.append(f'the baseline guest ran {base["arch"]}, {base["page"] >> 10} KiB '
+                        f'pages, the patched one {arch}, {page >> 10} KiB pages')
+    if arch not in tlb_model.ARCH_GEOMETRIES:
+        failures.append(f'no TLB model of {arch} guests: modelled as {tlb_model.DEFAULT_ARCH}')
+        arch = tlb_model.DEFAULT_ARCH
+    if page not in tlb_model.PAGE_SIZES[arch]:
+        failures.append(f'{arch} guests have no {page}-byte pages: modelled with '
+                        f'{tlb_model.PAGE}')
+        page = tlb_model.PAGE
+    geometries = tlb_model.ARCH_GEOMETRIES[arch]
+    traced = (trace_dir and itrace.trace_arch(trace_dir)) or host_arch()
+    trace = geometries
+    if traced != arch:
+        trace = ()
+        notes.append(f"the cc1 trace is of this host's {traced} code: not replayed over "
+                     f'{arch} guests, whose cc1 is another binary (no cc1_trace metrics)')
+    return {'arch': arch, 'page': page, 'geometries': geometries, 'trace': trace}, \
+        failures, notes
 
 
 def fmt(v):
@@ -294,21 +378,22 @@ def span_label(span):
     return f'{span >> 10}K'
 
 
-def model_runs(run):
+def model_runs(run, model=MODEL):
     """Model every ITLB run of a run dir: {(mode, span): model result}."""
     out = {}
     for key, it in sorted(run['itlb'].items()):
         res = tlb_model.model_run(it['seed'], it['pages'], it['base'], it['map'],
-                                  want_hash=it['hash'])
+                                  model['geometries'], want_hash=it['hash'],
+                                  page=model['page'])
         res['ns'] = it['ns']
         res['map'] = it['map']
         out[key] = res
     return out
 
 
-def itlb_metrics(base, patch):
+def itlb_metrics(base, patch, model=MODEL):
     """The iTLB metric objects, one per (quantity, span)."""
-    bm, pm = model_runs(base), model_runs(patch)
+    bm, pm = model_runs(base, model), model_runs(patch, model)
     kvm = base['accel'] == 'kvm' and patch['accel'] == 'kvm'
     spans = sorted({s for (_, s) in list(bm) + list(pm)})
     objs = []
@@ -319,7 +404,8 @@ def itlb_metrics(base, patch):
 
     quantities = [('translations', 'pages', 'distinct pages (translations) the span needs',
                    lambda r: r['translations'])]
-    for g, (title, _, _) in tlb_model.GEOMETRIES.items():
+    for g in model['geometries']:
+        title = tlb_model.GEOMETRIES[g][0]
         quantities.append((f'{g}_l1_misses_pkc', 'per 1000 calls',
                            f'modelled {title} L1 iTLB misses', lambda r, g=g: r[g]['l1']))
         quantities.append((f'{g}_l2_misses_pkc', 'per 1000 calls',
@@ -335,7 +421,7 @@ def itlb_metrics(base, patch):
             o = {'metric': f'itlb_{q}_{span_label(span)}', 'description':
                  f'{what}, random chain over {span_label(span)}iB of text; baseline, '
                  'patched: file THP (MADV_COLLAPSE); copy: the copy dance (patched '
-                 'kernel); small_pages: 4 KiB',
+                 f'kernel); small_pages: {model["page"] >> 10} KiB',
                  'unit': unit, 'span_bytes': span,
                  'baseline': get(bm, 'file', span, f),
                  'patched': get(pm, 'file', span, f),
@@ -356,18 +442,20 @@ def geom(spec):
     return f'{entries} entries ' + ('fully associative' if entries == ways else f'{ways}-way')
 
 
-def model_table(g, bm, pm, spans):
-    """The markdown of one modelled core's iTLB misses."""
+def model_table(g, bm, pm, spans, page=tlb_model.PAGE):
+    """The markdown of one modelled core's iTLB misses, pages of page bytes."""
     title, l1, l2 = tlb_model.GEOMETRIES[g]
+    small, huge = tlb_model.size_label(page), tlb_model.size_label(tlb_model.pmd_size(page))
     if l1['4k'] is l1['2m']:
         l1s = f'L1 {geom(l1["4k"])}, all page sizes'
     else:
-        l1s = f'L1 4K {geom(l1["4k"])}, L1 2M {geom(l1["2m"])}'
-    md = ['', f'Modelled {title} iTLB ({l1s}, L2 {geom(l2)}, 4K and 2M, LRU): '
-          'misses per 1000 calls of a random chain, 4 KiB pages vs file THP vs the '
-          'copy dance (Documentation/benchmarks.rst)', '']
-    rows = [('span', 'pages 4K', 'pages 2M', 'L1 4K', 'L1 file 6.12', 'L1 file patched',
-             'L1 copy', 'walks 4K', 'walks file 6.12', 'walks file patched', 'walks copy')]
+        l1s = f'L1 {small} {geom(l1["4k"])}, L1 {huge} {geom(l1["2m"])}'
+    md = ['', f'Modelled {title} iTLB ({l1s}, L2 {geom(l2)}, {small} and {huge}, LRU): '
+          f'misses per 1000 calls of a random chain, {page >> 10} KiB pages vs file THP vs '
+          'the copy dance (Documentation/benchmarks.rst)', '']
+    rows = [('span', f'pages {small}', f'pages {huge}', f'L1 {small}', 'L1 file 6.12',
+             'L1 file patched', 'L1 copy', f'walks {small}', 'walks file 6.12',
+             'walks file patched', 'walks copy')]
     for span in spans:
         def v(models, mode, f):
             r = models.get((mode, span))
@@ -382,14 +470,15 @@ def model_table(g, bm, pm, spans):
     return md + table(rows)
 
 
-def wall_table(pm, spans, kvm):
+def wall_table(pm, spans, kvm, page=tlb_model.PAGE):
     """The markdown of the measured time per call: a table under KVM only."""
     if not kvm:
         return ['', 'The guest ran under TCG: its wall time per call measures QEMU\'s '
                 'software TLB and translation-block lookup, not a CPU\'s TLBs, so it is '
                 'in bench.json (itlb_wall_ns_per_call_*, "meaningful": false) and not '
                 'here. Under KVM (ACCEL=kvm) this table shows measured ns per call.']
-    rows = [('span', 'ns 4K', 'ns file THP', 'ns copy', '4K / file THP')]
+    small = tlb_model.size_label(page)
+    rows = [('span', f'ns {small}', 'ns file THP', 'ns copy', f'{small} / file THP')]
     for span in spans:
         a, b, c = (pm.get((m, span)) for m in ('4k', 'file', 'copy'))
         rows.append((span_label(span) + 'iB',
@@ -398,13 +487,13 @@ def wall_table(pm, spans, kvm):
     return ['', 'Measured time per call (KVM), patched kernel:', ''] + table(rows)
 
 
-def itlb_tables(bm, pm, spans, kvm):
+def itlb_tables(bm, pm, spans, kvm, model=MODEL):
     """The markdown of the iTLB figures: one table per modelled core, then
     the measured times."""
     md = []
-    for g in tlb_model.GEOMETRIES:
-        md += model_table(g, bm, pm, spans)
-    return md + wall_table(pm, spans, kvm)
+    for g in model['geometries']:
+        md += model_table(g, bm, pm, spans, model['page'])
+    return md + wall_table(pm, spans, kvm, model['page'])
 
 
 def table(rows):
@@ -415,14 +504,16 @@ def table(rows):
     return out
 
 
-def plots(out, bm, pm, spans, objs):
+def plots(out, bm, pm, spans, objs, model=MODEL):
     """itlb-model.svg and collapse.svg; returns their paths."""
     panels = []
-    for g, (title, _, _) in tlb_model.GEOMETRIES.items():
+    small = f'{model["page"] >> 10} KiB'
+    for g in model['geometries']:
+        title = tlb_model.GEOMETRIES[g][0]
         series = []
         for label, models, mode, level, style in (
-                ('L1 misses, 4 KiB', pm, '4k', 'l1', ('#d62728', False)),
-                ('page walks, 4 KiB', pm, '4k', 'l2', ('#ff7f0e', False)),
+                (f'L1 misses, {small}', pm, '4k', 'l1', ('#d62728', False)),
+                (f'page walks, {small}', pm, '4k', 'l2', ('#ff7f0e', False)),
                 ('L1 misses, file THP', pm, 'file', 'l1', ('#1f77b4', False)),
                 ('page walks, file THP', pm, 'file', 'l2', ('#2ca02c', False)),
                 ('L1 misses, copy dance', pm, 'copy', 'l1', ('#9467bd', True))):
@@ -452,12 +543,21 @@ def plots(out, bm, pm, spans, objs):
     return paths
 
 
-def metric_names(base, patch):
-    """Every BENCH metric of either run, and every metric with a target."""
+def expected_targets(model=MODEL):
+    """The metrics of TARGETS a run so modelled has: all but the cc1 trace's
+    of other geometries than its trace's."""
+    other = {f'cc1_trace_{q}_pki_{g}' for g in tlb_model.GEOMETRIES if g not in model['trace']
+             for q in ('l1_misses', 'walks')}
+    return set(TARGETS) - other
+
+
+def metric_names(base, patch, model=MODEL):
+    """Every BENCH metric of either run, and every metric with a target that
+    a run so modelled has."""
     vals = list(base['vals']) + list(patch['vals'])
     names = {m for m in vals if not m.endswith(COPY)}
     names |= {m[:-len(COPY)] for m in vals if m.endswith(COPY)}
-    return sorted(names | set(TARGETS))
+    return sorted(names | expected_targets(model))
 
 
 # Checks against another metric of the same run: (baseline values, patched
@@ -506,10 +606,10 @@ def scalar_metric(m, base, patch):
     return obj, row, missing
 
 
-def scalar_metrics(base, patch):
+def scalar_metrics(base, patch, model=MODEL):
     """(metric objects, table rows, how many miss a value) of the BENCH lines."""
     objs, rows, missing = [], [], 0
-    for m in metric_names(base, patch):
+    for m in metric_names(base, patch, model):
         obj, row, miss = scalar_metric(m, base, patch)
         objs.append(obj)
         rows.append(row)
@@ -533,9 +633,10 @@ def ratio_metric(name, base, patch):
     return obj, row, value is None
 
 
-def reduction_metric(name, base, patch):
-    """(metric object, table row, whether it is missing) of one of REDUCTIONS."""
-    ms, what, target, check = REDUCTIONS[name]
+def reduction_metric(name, base, patch, table=None):
+    """(metric object, table row, whether it is missing) of one reduction
+    of table (reductions(); REDUCTIONS by default)."""
+    ms, what, target, check = (table or REDUCTIONS)[name]
     pairs = [(base['vals'].get(m), patch['vals'].get(m)) for m in ms]
     values = [1 - p / b for b, p in pairs if b and p is not None]
     value = min(values) if len(values) == len(ms) else None
@@ -566,17 +667,18 @@ def derived_metrics(names, one, base, patch):
     return objs, rows, missing
 
 
-def trace_values(run, trace_dir, itrace_bin, tag):
+def trace_values(run, trace_dir, itrace_bin, tag, model=MODEL):
     """Replay the cc1 trace of trace_dir over run's map of cc1 (bench_real's
-    REALMAP lines) into run's values; a failure goes to run['failed']."""
-    if not trace_dir:
+    REALMAP lines) into run's values, in the model's trace geometries; a
+    failure goes to run['failed']."""
+    if not trace_dir or not model['trace']:
         return
     guest = itrace.realmaps(read_text(os.path.join(run['dir'], contract.KTAP_LOG)) or '')
     if not guest:
         run['failed'].append(f'{run["dir"]}: no REALMAP line of cc1 (bench_real did not run)')
         return
     try:
-        res = itrace.replay(trace_dir, itrace_bin, guest, tag)
+        res = itrace.replay(trace_dir, itrace_bin, guest, tag, model['trace'], model['page'])
     except (itrace.TraceError, OSError) as e:
         run['failed'].append(f'cc1 trace replay over {tag}: {e}')
         return
@@ -606,17 +708,22 @@ def tree_commit():
     return r.stdout.strip() or None
 
 
-def meta_of(base, patch):
+def meta_of(base, patch, model=MODEL, notes=()):
     """bench.json's "meta": when, from which commit, where, which accelerator,
-    which model."""
+    which architecture and model."""
+    guest = f'QEMU {patch["accel"].upper()}'
+    if model['arch'] != tlb_model.DEFAULT_ARCH:
+        guest += f' {model["arch"]}, {model["page"] >> 10} KiB pages'
     return {'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
             'commit': tree_commit(),
             'host': f'{platform.machine()}, {os.cpu_count()} cpus',
-            'guest': f'QEMU {patch["accel"].upper()}, see results/bench-*/qemu.cmd',
+            'guest': f'{guest}, see results/bench-*/qemu.cmd',
             'accel': {'baseline': base['accel'], 'patched': patch['accel']},
             'hypervisor_cpuid': {'baseline': base['sig'], 'patched': patch['sig']},
-            'tlb_model': {g: {'title': t, 'l1': l1, 'l2': l2}
-                          for g, (t, l1, l2) in tlb_model.GEOMETRIES.items()},
+            'arch': model['arch'], 'page_size': model['page'],
+            'tlb_model': {g: dict(zip(('title', 'l1', 'l2'), tlb_model.GEOMETRIES[g]))
+                          for g in model['geometries']},
+            'notes': list(notes),
             'failures': base['failed'] + patch['failed']}
 
 
@@ -630,9 +737,12 @@ def markdown(meta, rows, ratio_rows, reduction_rows, itlb_md):
            'in this run:', '']
     md += table([('ratio', 'of', 'baseline', 'patched', 'unit', 'patched/baseline',
                   'target', 'met')] + ratio_rows)
-    md += ['', 'Reductions, 1 - patched/baseline, the least over the metrics named:', '']
-    md += table([('reduction', 'of', 'value', 'target', 'met')] + reduction_rows)
+    if reduction_rows:
+        md += ['', 'Reductions, 1 - patched/baseline, the least over the metrics named:', '']
+        md += table([('reduction', 'of', 'value', 'target', 'met')] + reduction_rows)
     md += itlb_md
+    if meta.get('notes'):
+        md += ['', 'Notes: ' + '; '.join(meta['notes'])]
     if meta['failures']:
         md += ['', 'Failed benchmark programs: ' + '; '.join(meta['failures'])]
     return md
@@ -642,17 +752,22 @@ def report(base_dir, patch_dir, out, trace_dir=None, itrace_bin=None):
     """Write and print the report of two run dirs; the exit status, 0 when
     every metric was measured and no benchmark program failed. With
     trace_dir (rothp-host cc1-trace), cc1's trace is replayed over each
-    run's map of cc1 too."""
+    run's map of cc1 too. The runs' architecture chooses the TLB models
+    (run_model())."""
     base, patch = read_run(base_dir), read_run(patch_dir)
-    trace_values(base, trace_dir, itrace_bin, 'baseline')
-    trace_values(patch, trace_dir, itrace_bin, 'patched')
-    objs, rows, missing = scalar_metrics(base, patch)
+    model, failures, notes = run_model(base, patch, trace_dir)
+    patch['failed'] += failures
+    trace_values(base, trace_dir, itrace_bin, 'baseline', model)
+    trace_values(patch, trace_dir, itrace_bin, 'patched', model)
+    objs, rows, missing = scalar_metrics(base, patch, model)
     robjs, rrows, rmissing = derived_metrics(RATIOS, ratio_metric, base, patch)
-    dobjs, drows, dmissing = derived_metrics(REDUCTIONS, reduction_metric, base, patch)
+    reds = reductions(model['trace'])
+    dobjs, drows, dmissing = derived_metrics(
+        reds, lambda name, b, p: reduction_metric(name, b, p, reds), base, patch)
     robjs += dobjs
-    iobjs, bm, pm, spans, kvm = itlb_metrics(base, patch)
+    iobjs, bm, pm, spans, kvm = itlb_metrics(base, patch, model)
     missing += rmissing + dmissing + itlb_missing(iobjs)
-    meta = meta_of(base, patch)
+    meta = meta_of(base, patch, model, notes)
     meta['missing'] = missing
     meta['complete'] = not missing and not meta['failures']
     os.makedirs(out, exist_ok=True)
@@ -660,13 +775,14 @@ def report(base_dir, patch_dir, out, trace_dir=None, itrace_bin=None):
     with open(os.path.join(out, 'bench.json'), 'w') as f:
         json.dump({'meta': meta, 'metrics': objs + robjs + iobjs, 'real_text_ineligible': inel},
                   f, indent=2)
-    md = markdown(meta, rows, rrows, drows, itlb_tables(bm, pm, spans, kvm))
+    md = markdown(meta, rows, rrows, drows, itlb_tables(bm, pm, spans, kvm, model))
     if inel:
-        md += ['', "bench_real's text mappings with no eligible 2 MiB block (patched run, THP "
+        md += ['', "bench_real's text mappings with no eligible "
+               f'{tlb_model.pmd_size(model["page"]) >> 20} MiB block (patched run, THP '
                'always), and why:', '']
         md += table([('program', 'mapping', 'KiB of text', 'why')] +
                      [(o['program'], o['mapping'], o['kib'], o['why']) for o in inel])
-    svgs = plots(out, bm, pm, spans, objs)
+    svgs = plots(out, bm, pm, spans, objs, model)
     with open(os.path.join(out, 'bench.md'), 'w') as f:
         f.write('\n'.join(md) + '\n')
     print('\n'.join(md))
@@ -718,14 +834,21 @@ def figure_rows(metrics):
     return rows
 
 
-def itlb_rows(metrics):
-    """span, then 4 KiB and file THP L1 misses and walks per 1000 calls, of
-    each modelled core (patched kernel)."""
+def meta_model(meta):
+    """(geometries, page size) of a bench.json's meta (an x86-64 run's when
+    it does not say)."""
+    return (tuple(meta.get('tlb_model') or MODEL['geometries']),
+            meta.get('page_size') or MODEL['page'])
+
+
+def itlb_rows(metrics, geometries=MODEL['geometries']):
+    """span, then small pages' and file THP L1 misses and walks per 1000
+    calls, of each modelled core (patched kernel)."""
     by = {o['metric']: o for o in metrics}
     rows = []
     for span in ITLB_SPANS:
         row = [span + 'iB']
-        for g in tlb_model.GEOMETRIES:
+        for g in geometries:
             for q in ('l1_misses', 'l2_misses'):
                 o = by.get(f'itlb_{g}_{q}_pkc_{span}')
                 row += [fig(o and o['small_pages']), fig(o and o['patched'])]
@@ -742,10 +865,12 @@ def rst_table(rows):
     return out + [rule]
 
 
-def itlb_head():
+def itlb_head(geometries=MODEL['geometries'], page=MODEL['page']):
+    small, huge = tlb_model.size_label(page), tlb_model.size_label(tlb_model.pmd_size(page))
     head = ['span']
-    for g in tlb_model.GEOMETRIES:
-        head += [f'{g} L1 4K', f'{g} L1 2M', f'{g} walks 4K', f'{g} walks 2M']
+    for g in geometries:
+        head += [f'{g} L1 {small}', f'{g} L1 {huge}', f'{g} walks {small}',
+                 f'{g} walks {huge}']
     return tuple(head)
 
 
@@ -762,14 +887,16 @@ def figures_rst(js):
     md = [RST_BEGIN, '', run_line(meta) + f': {nmet} of {len(rows)} targets met. Ratios '
           'and reductions show their value under "patched".', '']
     md += rst_table([('metric', 'baseline', 'patched', 'target', 'met')] + rows)
+    geometries, page = meta_model(meta)
+    pmd = tlb_model.pmd_size(page)
     md += ['', 'The iTLB sweep of the same run, modelled misses per 1000 calls of a random '
-           'chain of stubs over the span, 4 KiB pages (2M: the same text PMD-mapped by the '
-           'series):', '']
-    md += rst_table([itlb_head()] + itlb_rows(metrics))
+           f'chain of stubs over the span, {page >> 10} KiB pages '
+           f'({tlb_model.size_label(pmd)}: the same text PMD-mapped by the series):', '']
+    md += rst_table([itlb_head(geometries, page)] + itlb_rows(metrics, geometries))
     inel = js.get('real_text_ineligible') or []
     if inel:
-        md += ['', "The real programs' text mappings with no eligible 2 MiB block (THP "
-               '``always``, patched), and why:', '']
+        md += ['', f"The real programs' text mappings with no eligible {pmd >> 20} MiB block "
+               '(THP ``always``, patched), and why:', '']
         md += rst_table([('program', 'mapping', 'KiB', 'why')] +
                         [(o['program'], o['mapping'], o['kib'], o['why']) for o in inel])
     return md + ['', RST_END]

@@ -42,10 +42,10 @@ def parse(args):
 def gate_record(args):
     """Record a baseline run's upstream cases."""
     try:
-        n, others = gate.record(args.run_dir, args.out)
+        n, others, out = gate.record(args.run_dir, args.out)
     except gate.NotRecorded as e:
         sys.exit(f'not recording {args.run_dir}: {e}')
-    print(f'{n} upstream cases recorded in {os.path.relpath(args.out)}')
+    print(f'{n} upstream cases recorded in {os.path.relpath(out)}')
     for name, _, why in others:
         print(f'warning: {name} failed in that run: {why}', file=sys.stderr)
     return 0
@@ -115,7 +115,8 @@ def gate_commands(sub):
                                                          metavar='record|show')
     p = g.add_parser('record', help='record the baseline from a baseline run')
     p.add_argument('run_dir', metavar='RUN_DIR')
-    p.add_argument('out', metavar='OUT', nargs='?', default=gate.DEFAULT)
+    p.add_argument('out', metavar='OUT', nargs='?', default=None,
+                   help="default: the file of the run's architecture and page size")
     p.set_defaults(func=gate_record)
     p = g.add_parser('show', help='print the recorded baseline')
     p.add_argument('file', metavar='FILE', nargs='?', default=gate.DEFAULT)

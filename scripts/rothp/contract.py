@@ -33,12 +33,13 @@ MARKERS = {
     'done': RUNNER + 'done',
     # The guest's shape: the KTAP header of check and stress, bench's and
     # demo's first line.
-    'guest': GUEST + 'cpus={cpus} preempt={preempt} swap={swap}',
+    'guest': GUEST + 'cpus={cpus} preempt={preempt} swap={swap} arch={arch} pagesize={pagesize}',
 }
 # What a field matches in the regular expressions made of the markers.
 FIELDS = {'cpus': r'\d+', 'rc': r'\d+', 'n': r'\d+', 'seconds': r'[0-9.]+',
           'name': r'\S+', 'release': r'\S+', 'fs': r'\S+', 'device': r'\S+',
-          'dir': r'\S+', 'preempt': r'\S+', 'swap': r'on|off', 'error': r'.*'}
+          'dir': r'\S+', 'preempt': r'\S+', 'swap': r'on|off',
+          'arch': r'\S+', 'pagesize': r'\d+', 'error': r'.*'}
 # The prefix of the trace events a failing test's output is followed by
 # (rothp.trace=1).
 TRACE = '# trace: '
@@ -51,7 +52,8 @@ MODES = ('check', 'stress', 'bench', 'demo', 'probe')
 DEFAULT_MODE = MODES[0]
 # The options of the kernel command line the runner reads, rothp.NAME=.
 OPTION_PREFIX = 'rothp.'
-OPTIONS = ('mode', 'cpus', 'preempt', 'filter', 'timeout', 'trace', 'duration', 'gcov')
+OPTIONS = ('mode', 'cpus', 'preempt', 'filter', 'timeout', 'trace', 'duration', 'gcov',
+           'ktap')
 
 # Paths in the guest. The runner reads its lists from GUEST_DIR, where
 # image.sh puts them and the test programs.

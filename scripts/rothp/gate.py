@@ -9,8 +9,13 @@ counts as a pass; a case that passed on the baseline and fails here stays
 a failure, marked as a regression. Every other case is left as it is.
 
 "rothp-host gate record RUN_DIR [OUT]" writes the per-case results of a
-baseline run (default guest/upstream-baseline.txt); "rothp-host gate
+baseline run (default: the file of the run's guest, below); "rothp-host gate
 show [FILE]" prints the recorded baseline.
+
+Each architecture and page size has its own baseline file: x86-64's
+guest/upstream-baseline.txt, another's upstream-baseline-ARCH-SIZE.txt
+(upstream-baseline-aarch64-4k.txt), after the guest line's arch= and
+pagesize= (a line without them is x86-64's, with 4 KiB pages).
 
 The baseline file has one line per case, "NAME: CASE: STATUS", the reason
 of a failure or skip after "  # ". UPSTREAM_BASELINE=FILE reads another
@@ -22,6 +27,8 @@ from . import contract, ktap
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT = os.path.join(TOP, 'guest', 'upstream-baseline.txt')
+# What a guest line without arch= or pagesize= ran on.
+DEFAULT_ARCH = {'arch': 'x86_64', 'pagesize': '4096'}
 PREFIX = 'upstream.'
 HEADER = [
     "# Per-case results of the kernel's own mm selftests (upstream.list,",
@@ -45,12 +52,24 @@ def keyed(names):
 
 
 def shape(guest):
-    """What of a guest line decides which upstream cases run: the CPUs and
-    swap (the preemption model changes no case's outcome by design, so a
-    PREEMPT=none run is judged against the same baseline)."""
+    """What of a guest line decides which upstream cases run: the CPUs,
+    swap, the architecture and the page size (the preemption model changes
+    no case's outcome by design, so a PREEMPT=none run is judged against
+    the same baseline)."""
     words = guest[len(contract.GUEST):].split()
-    return {k: v for k, v in (w.split('=', 1) for w in words if '=' in w)
-            if k in ('cpus', 'swap')}
+    got = dict(DEFAULT_ARCH)
+    got.update((k, v) for k, v in (w.split('=', 1) for w in words if '=' in w)
+               if k in ('cpus', 'swap', 'arch', 'pagesize'))
+    return got
+
+
+def default_path(guest):
+    """The baseline file of a run on that guest line (None: x86-64's)."""
+    got = shape(guest) if guest else DEFAULT_ARCH
+    if (got['arch'], got['pagesize']) == (DEFAULT_ARCH['arch'], DEFAULT_ARCH['pagesize']):
+        return DEFAULT
+    size = f"{int(got['pagesize']) // 1024}k"
+    return os.path.join(TOP, 'guest', f"upstream-baseline-{got['arch']}-{size}.txt")
 
 
 def load_guest(path):
@@ -118,7 +137,7 @@ def apply(cases, path=None, guest=None):
     with other CPUs or swap ran other cases, and the gate fails instead of
     comparing them."""
     if path is None:
-        path = os.environ.get('UPSTREAM_BASELINE', DEFAULT)
+        path = os.environ.get('UPSTREAM_BASELINE', default_path(guest))
     if not path:
         return cases
     base = load(path)
@@ -152,13 +171,15 @@ def baseline_of(run):
     return out, others
 
 
-def record(run, out):
-    """Write the baseline of a run to out; (upstream cases written, the
-    other failed cases of the run)."""
+def record(run, out=None):
+    """Write the baseline of a run to out (default: the file of the run's
+    guest); (upstream cases written, the other failed cases of the run,
+    the file written)."""
     lines, others = baseline_of(run)
+    out = out or default_path(ktap.guest_line(lines))
     with open(out, 'w') as f:
         f.write('\n'.join(lines) + '\n')
-    return len(lines) - len(HEADER) - 1, others
+    return len(lines) - len(HEADER) - 1, others, out
 
 
 def show(path):

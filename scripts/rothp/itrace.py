@@ -21,12 +21,20 @@ replay() maps each traced page to the file and offset it holds, that to
 the address the guest had there (bench_real's REALMAP lines of cc1 under
 THP "always", the guest's own layout on each kernel) and to the TLB key of
 the page size the guest had: the 2 MiB block where that block was
-PMD-mapped, else the 4 KiB page. itrace replay runs the keys through the
-TLB model of tlb_model.GEOMETRIES, one access per basic block (a block
-that runs on into the next page is one access, not two) and one per block
-only when it changes page.
+PMD-mapped, else the 4 KiB page (a guest of 16 KiB or 64 KiB pages: its
+page, and its 32 MiB or 512 MiB block). itrace replay runs the keys
+through the TLB model of the geometries the report names (those of the
+guest's architecture in tlb_model.ARCH_GEOMETRIES), one access per basic
+block (a block that runs on into the next page is one access, not two)
+and one per block only when it changes page.
+
+The trace is of the host's code: record() writes the host's architecture
+in the trace (ARCH), and a guest of another one (an arm64 guest of an
+x86-64 host) has other binaries, whose layout the trace does not follow;
+trace_arch() says which it was.
 """
 import os
+import platform
 import re
 import subprocess
 
@@ -39,6 +47,7 @@ TRACE = 'trace.bin'
 MAPS = 'maps.txt'
 COUNTS = 'counts.txt'
 LDD = 'ldd.txt'
+ARCH = 'arch.txt'
 REALMAP = re.compile(r'^REALMAP (\S+) (\S+) (\S+) (0x[0-9a-f]+) (0x[0-9a-f]+) (0x[0-9a-f]+|0) '
                      r'(-?\d+) (\d+) (\S+)\s*$')
 MAPS_LINE = re.compile(r'^([0-9a-f]+)-([0-9a-f]+) (\S{4}) ([0-9a-f]+) \S+ \d+\s+(/\S.*)$')
@@ -92,7 +101,19 @@ def record(out, src_tree, itrace, preload, cc='gcc'):
         raise TraceError(f'{preload} wrote no maps (was it preloaded?)')
     with open(os.path.join(out, COUNTS), 'w') as f:
         f.write(rout)
+    with open(os.path.join(out, ARCH), 'w') as f:
+        f.write(platform.machine() + '\n')
     return read_counts(out)
+
+
+def trace_arch(out):
+    """The architecture of a recorded trace's code (tlb_model.arch_name()),
+    None when the trace does not say (one recorded before it did)."""
+    try:
+        with open(os.path.join(out, ARCH)) as f:
+            return tlb_model.arch_name(f.read().strip())
+    except OSError:
+        return None
 
 
 def read_counts(out):
@@ -142,11 +163,14 @@ def ldd_names(text):
     return out
 
 
-def page_keys(traced, guest, names):
-    """(traced page, TLB key) for each page of a traced text mapping whose
-    file the guest had mapped: its 2 MiB block's key where the guest had
-    that block PMD-mapped, else its 4 KiB page's, at the guest's address.
-    Keys as bench/itrace.c takes them: (number << 1) | huge."""
+def page_keys(traced, guest, names, page=PAGE):
+    """(traced 4 KiB page, TLB key) for each page of a traced text mapping
+    whose file the guest had mapped: its PMD block's key where the guest
+    had that block PMD-mapped, else its page's, at the guest's address;
+    page is the guest's page size (its PMD block: tlb_model.pmd_size()).
+    Keys as bench/itrace.c takes them: (number << 1) | huge, the number in
+    pages or in blocks."""
+    pmd = tlb_model.pmd_size(page)
     pairs = []
     for start, end, offset, path in traced:
         g = guest.get(names.get(os.path.realpath(path), os.path.basename(path)))
@@ -157,40 +181,45 @@ def page_keys(traced, guest, names):
             gaddr = g['start'] + off - g['offset']
             if not g['start'] <= gaddr < g['end']:
                 continue
-            if off - off % PMD in g['huge']:
-                key = (gaddr // PMD) << 1 | 1
+            if off - off % pmd in g['huge']:
+                key = (gaddr // pmd) << 1 | 1
             else:
-                key = (gaddr // PAGE) << 1
+                key = (gaddr // page) << 1
             pairs.append((addr // PAGE, key))
     return pairs
 
 
-def geometry_specs():
-    """tlb_model's geometries as bench/itrace.c takes them."""
+def geometry_specs(geometries=None):
+    """tlb_model's geometries (those named, by default all) as
+    bench/itrace.c takes them."""
     specs = []
-    for g, (_, l1, l2) in tlb_model.GEOMETRIES.items():
+    for g in geometries or tlb_model.GEOMETRIES:
+        _, l1, l2 = tlb_model.GEOMETRIES[g]
         shared = 1 if l1['4k'] is l1['2m'] else 0
         specs.append(f'{g}:{l1["4k"][0]}:{l1["4k"][1]}:{l1["2m"][0]}:{l1["2m"][1]}:'
                      f'{shared}:{l2[0]}:{l2[1]}')
     return specs
 
 
-def replay(out, itrace, guest, tag):
-    """Replay out's trace over the guest's map of cc1 (realmaps()); tag
-    names the page table file. {geometry: {'l1_pki', 'walks_pki',
-    'accesses'}}, per 1000 instructions."""
+def replay(out, itrace, guest, tag, geometries=None, page=PAGE):
+    """Replay out's trace over the guest's map of cc1 (realmaps()), a guest
+    of that page size, in those geometries (by default all); tag names the
+    page table file. {geometry: {'l1_pki', 'walks_pki', 'accesses'}}, per
+    1000 instructions."""
+    geometries = tuple(geometries or tlb_model.GEOMETRIES)
     counts = read_counts(out)
     with open(os.path.join(out, MAPS)) as f:
         traced = text_maps(f.read())
     with open(os.path.join(out, LDD)) as f:
         names = ldd_names(f.read())
-    pairs = page_keys(traced, guest, names)
+    pairs = page_keys(traced, guest, names, page)
     if not pairs:
         raise TraceError(f'no traced text mapping is one the guest mapped ({tag})')
     pages = os.path.join(out, f'pages-{tag}.txt')
     with open(pages, 'w') as f:
         f.write(''.join(f'{p:x} {k:x}\n' for p, k in pairs))
-    res = run([itrace, 'replay', os.path.join(out, TRACE), pages] + geometry_specs()).stdout
+    res = run([itrace, 'replay', os.path.join(out, TRACE), pages] +
+              geometry_specs(geometries)).stdout
     result = {}
     for line in res.split('\n'):
         w = line.split()
@@ -198,6 +227,6 @@ def replay(out, itrace, guest, tag):
             result[w[0]] = {'accesses': int(w[2]),
                             'l1_pki': 1000.0 * int(w[4]) / counts['instrs'],
                             'walks_pki': 1000.0 * int(w[6]) / counts['instrs']}
-    if set(result) != set(tlb_model.GEOMETRIES):
+    if set(result) != set(geometries):
         raise TraceError(f'itrace replay printed {res.strip()!r}')
     return result

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""tlb_model: the instruction TLBs of documented x86 cores, fed the call
-sequence bench_itlb ran and the page sizes its text had.
+"""tlb_model: the instruction TLBs of documented x86 and arm64 cores, fed
+the call sequence bench_itlb ran and the page sizes its text had.
 
 bench_itlb prints, for each timed run, the seed of its random cyclic order
 of stubs, the blob's address and which 2 MiB blocks were PMD-mapped
@@ -14,8 +14,19 @@ addresses through a two-level TLB model with LRU replacement:
 * an L1 miss looks the L2 up; an L2 miss is a page walk; both fill;
 * set index = page number (4 KiB or 2 MiB units) modulo the number of sets.
 
+The stubs are 4 KiB apart on every kernel (STUB). A kernel with another
+base page (arm64 with 16 KiB or 64 KiB pages) has another PMD size too
+(pmd_size(): 32 MiB, 512 MiB); model_run() takes the page size, and the
+keys '4k' and '2m' then stand for that base page and that PMD block. The
+geometries are the same for every page size: each of their arrays is
+taken to hold one entry per page or block whatever its size (true of the
+sizes their sources list; not of the Cortex-A76's L1 iTLB at 512 MiB,
+which holds at most 32 MiB and splits larger blocks, modelled as one
+entry still).
+
 Not modelled: the jump table's data loads (they share Intel's STLB), the
-caller's page, next-page prefetch and the page-walk caches.
+caller's page, next-page prefetch, the page-walk caches, and arm64's
+contiguous bit (16 PTEs that one TLB entry may hold).
 
 Geometries (entries, ways), with their sources:
 
@@ -29,6 +40,17 @@ AMD Zen 2: Software Optimization Guide for AMD Family 17h Models 30h and
 Greater, via https://7-cpu.com/cpu/Zen2.html: L1 ITLB 64 entries, fully
 associative, all page sizes; L2 ITLB 512 entries, 8-way, 4 KiB and 2 MiB
 pages.
+
+Arm Cortex-A76: Arm Cortex-A76 Core Technical Reference Manual (Arm DDI
+100798), A5.2 "TLB organization": instruction L1 TLB 48 entries, fully
+associative, caching 4KB, 16KB, 64KB, 2MB and 32MB granules; L2 TLB shared
+by instructions and data, 1280 entries, 5-way set associative (256 sets),
+storing 4KB, 16KB, 64KB, 2MB, 32MB, 512MB and 1GB mappings. The Neoverse
+N1 Core Technical Reference Manual (Arm 100616) gives the N1 the same
+TLBs. A76 and N1 are the cores of e.g. AWS Graviton2 and Ampere Altra.
+
+Which geometries a run is modelled with follows its guest's architecture
+(ARCH_GEOMETRIES): the x86 cores for x86-64, the Arm core for arm64.
 """
 
 FNV_BASIS = 0xcbf29ce484222325
@@ -36,15 +58,48 @@ FNV_PRIME = 0x100000001b3
 M64 = (1 << 64) - 1
 PAGE = 4096
 PMD = 2 << 20
+# The distance of bench_itlb's stubs (ROTHP_STUB_SIZE), whatever the page.
+STUB = 4096
 
 # name: (title, L1 levels by page size, L2 (entries, ways) shared by both)
 # An L1 spec is (entries, ways) per page size; the same tuple object for
 # both sizes means one array holds both.
 _ZEN2_L1 = (64, 64)
+_A76_L1 = (48, 48)
 GEOMETRIES = {
     'skl': ('Intel Skylake', {'4k': (128, 8), '2m': (8, 8)}, (1536, 12)),
     'zen2': ('AMD Zen 2', {'4k': _ZEN2_L1, '2m': _ZEN2_L1}, (512, 8)),
+    'a76': ('Arm Cortex-A76', {'4k': _A76_L1, '2m': _A76_L1}, (1280, 5)),
 }
+# The geometries of a guest architecture (make's ARCH), in report order.
+ARCH_GEOMETRIES = {
+    'x86_64': ('skl', 'zen2'),
+    'arm64': ('a76',),
+}
+DEFAULT_ARCH = 'x86_64'
+# The base page sizes of each architecture's kernels.
+PAGE_SIZES = {'x86_64': (4096,), 'arm64': (4096, 16384, 65536)}
+# uname -m, QEMU's and make's names of the architectures.
+ARCH_NAMES = {'x86_64': 'x86_64', 'amd64': 'x86_64', 'x86': 'x86_64',
+              'arm64': 'arm64', 'aarch64': 'arm64'}
+
+
+def arch_name(name):
+    """make's name (x86_64, arm64) of an architecture as uname -m, QEMU
+    (qemu-system-NAME) or make names it; None when it is none of those."""
+    return ARCH_NAMES.get(name.lower().removeprefix('qemu-system-'))
+
+
+def pmd_size(page):
+    """The PMD block of a base page size: a page-sized table of 8-byte
+    entries maps page / 8 pages (2 MiB at 4 KiB, 32 MiB at 16 KiB, 512 MiB
+    at 64 KiB)."""
+    return page * (page // 8)
+
+
+def size_label(size):
+    """4K, 2M, 32M, ...: a page size as the tables name it."""
+    return f'{size >> 20}M' if size >= 1 << 20 else f'{size >> 10}K'
 
 
 def splitmix64(state):
@@ -114,21 +169,25 @@ class TwoLevel:
         return 1 if self.l2.access(key) else 2
 
 
-def page_keys(base, pages, block_map):
-    """The TLB key of each stub of the span: its 2 MiB block when 'H'."""
+def page_keys(base, pages, block_map, page=PAGE):
+    """The TLB key of each stub of the span: its PMD block (2 MiB at 4 KiB
+    pages) when that block is 'H' in block_map, else its page."""
+    pmd = pmd_size(page)
     keys = []
     for i in range(pages):
-        addr = base + i * PAGE
-        blk = (addr - base) // PMD
+        addr = base + i * STUB
+        blk = (addr - base) // pmd
         if blk < len(block_map) and block_map[blk] == 'H':
-            keys.append(('2m', addr // PMD))
+            keys.append(('2m', addr // pmd))
         else:
-            keys.append(('4k', addr // PAGE))
+            keys.append(('4k', addr // page))
     return keys
 
 
-def model_run(seed, pages, base, block_map, geometries=GEOMETRIES, want_hash=None):
-    """Model one run: warm up with one full cycle, count over the next.
+def model_run(seed, pages, base, block_map, geometries=GEOMETRIES, want_hash=None, page=PAGE):
+    """Model one run of pages stubs: warm up with one full cycle, count over
+    the next. page is the guest's base page size, block_map has one letter
+    per PMD block of it (pmd_size()).
 
     Returns {'translations': distinct pages, geometry: {'l1': misses per
     1000 calls, 'l2': walks per 1000 calls}}. The cycle is periodic, so the
@@ -138,7 +197,7 @@ def model_run(seed, pages, base, block_map, geometries=GEOMETRIES, want_hash=Non
     if want_hash is not None and perm_hash(nxt) != want_hash:
         raise ValueError(f'order of seed {seed} over {pages} pages does not hash '
                          f'to the guest\'s {want_hash:016x}')
-    keys = page_keys(base, pages, block_map)
+    keys = page_keys(base, pages, block_map, page)
     seq = []
     cur = 0
     for _ in range(pages):

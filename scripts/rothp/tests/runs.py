@@ -6,7 +6,8 @@ import textwrap
 
 from rothp import contract
 
-GUEST = contract.render('guest', cpus=2, preempt='full', swap='on')
+GUEST = contract.render('guest', cpus=2, preempt='full', swap='on', arch='x86_64',
+                        pagesize=4096)
 
 
 def header(nprog, guest=GUEST, kernel='6.12.118-rothp-patched'):

@@ -3,7 +3,10 @@
 are fixtures, not results): the TCG path, the KVM path (qemu.cmd saying
 -accel kvm: measured ns per call shown with the 4K/file THP ratio), a
 refused iTLB run reported missing, the targets, the ratios of one
-metric's two values, and the model itself. bench.sh runs them before the
+metric's two values, the model itself (the Arm Cortex-A76 by hand), and
+the cores a run is modelled with: the x86 ones for an x86-64 guest, the
+Cortex-A76 for an arm64 one (qemu-system-aarch64 in qemu.cmd, or arch= on
+the guest line), with its page size. bench.sh runs them before the
 report."""
 import contextlib
 import io
@@ -11,6 +14,7 @@ import json
 import os
 import tempfile
 import unittest
+from unittest import mock
 
 from rothp import bench_report, tlb_model
 
@@ -44,26 +48,42 @@ COPY = {'huge_text_setup_big_ms': 200, 'huge_text_setup_first_ms': 20,
         'mem_file_cache_kb': 19000, 'text_maps_names_file': 0, 'uprobe_fires': 0}
 
 
-def itlb_line(mode, span, seed, ns):
+X86_TRACE = ('cc1_trace_l1_misses_pki_skl', 'cc1_trace_l1_misses_pki_zen2',
+             'cc1_trace_walks_pki_skl', 'cc1_trace_walks_pki_zen2')
+X86_QEMU = 'qemu-system-x86_64 -accel {accel} -cpu max -smp 2\n'
+
+
+def arm64_qemu(pages=''):
+    """qemu.cmd of an arm64 guest, as boot.sh writes it (pages: -16k, -64k)."""
+    return ('qemu-system-aarch64 -machine virt -accel {accel} -cpu max,pauth-impdef=on -smp 2 '
+            f'-m 2048 -kernel /top/build/obj/patched-arm64{pages}/arch/arm64/boot/Image '
+            "-append 'console=ttyAMA0 rothp.mode=bench'\n")
+
+
+def itlb_line(mode, span, seed, ns, page=4096):
     pages = span // 4096
-    nblk = max(1, span >> 21)
+    nblk = max(1, span // tlb_model.pmd_size(page))
     nxt = tlb_model.cycle_perm(seed, pages)
     return (f'ITLB run {mode} {span} {seed} {pages} 1000 {ns:.3f} {ns:.3f} '
             f'{tlb_model.perm_hash(nxt):016x} {BASE:#x} {("p" if mode == "4k" else "H") * nblk}')
 
 
-def make_run(d, accel, skip=None, ns4k=30.0, nshuge=10.0, vals=None, drop=()):
+def make_run(d, accel, skip=None, ns4k=30.0, nshuge=10.0, vals=None, drop=(), qemu=X86_QEMU,
+             guest=None, page=4096):
     """A run directory d: the iTLB runs but skip, SCALARS updated with vals
-    but for the metrics in drop, and COPY."""
+    but for the metrics in drop, and COPY; its qemu.cmd qemu, its guest
+    line guest, pages of page bytes."""
     os.makedirs(d)
     with open(os.path.join(d, 'qemu.cmd'), 'w') as f:
-        f.write(f'qemu-system-x86_64 -accel {accel} -cpu max -smp 2\n')
-    lines = ['# rothp-runner: bench start bench_itlb.ext4',
-             'ITLB accel ' + ('KVMKVMKVM___' if accel == 'kvm' else 'TCGTCGTCGTCG')]
+        f.write(qemu.format(accel=accel))
+    lines = ([guest] if guest else []) + [
+        '# rothp-runner: bench start bench_itlb.ext4',
+        'ITLB accel ' + ('KVMKVMKVM___' if accel == 'kvm' else 'TCGTCGTCGTCG')]
     for mode in ('4k', 'file', 'copy'):
         for n, span in enumerate(SPANS):
             if (mode, span) != skip:
-                lines.append(itlb_line(mode, span, 1000 + n, ns4k if mode == '4k' else nshuge))
+                lines.append(itlb_line(mode, span, 1000 + n, ns4k if mode == '4k' else nshuge,
+                                       page))
     scalars = dict(SCALARS, **(vals or {}))
     lines += [f'BENCH {k} {v} x' for k, v in scalars.items() if k not in drop]
     lines += [f'BENCH {k}@copy {v} x' for k, v in COPY.items()]
@@ -72,10 +92,11 @@ def make_run(d, accel, skip=None, ns4k=30.0, nshuge=10.0, vals=None, drop=()):
         f.write('\n'.join(lines) + '\n')
 
 
-def report(tmp, accel, skip=None, bvals=None, pvals=None, pdrop=()):
+def report(tmp, accel, skip=None, bvals=None, pvals=None, pdrop=(), **run):
     b, p, out = (os.path.join(tmp, x) for x in ('b', 'p', 'out'))
-    make_run(b, accel, vals=bvals)
-    make_run(p, accel, skip, vals=pvals, drop=pdrop)
+    make_run(b, accel, vals=bvals, drop=run.get('drop', ()), **run_kw(run))
+    make_run(p, accel, skip, vals=pvals, drop=tuple(pdrop) + tuple(run.get('drop', ())),
+             **run_kw(run))
     svg = os.path.join(tmp, 'doc.svg')
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stdout):
@@ -87,6 +108,11 @@ def report(tmp, accel, skip=None, bvals=None, pvals=None, pdrop=()):
     with open(os.path.join(out, 'bench.md')) as f:
         md = f.read()
     return rc, stdout.getvalue(), js, md, svg
+
+
+def run_kw(run):
+    """make_run's qemu, guest and page of report()'s keywords."""
+    return {k: v for k, v in run.items() if k in ('qemu', 'guest', 'page')}
 
 
 def metric(js, name):
@@ -118,6 +144,50 @@ class TestModel(unittest.TestCase):
     def test_hash_mismatch(self):
         with self.assertRaises(ValueError):
             tlb_model.model_run(3, 64, BASE, 'p', want_hash=1)
+
+    def test_a76_l1(self):
+        # 48 entries, fully associative: 48 pages fit whatever the order,
+        # 49 cycled thrash it (LRU), its L2 holding them all.
+        a76 = ('a76',)
+        self.assertEqual(tlb_model.model_run(3, 48, BASE, 'p', a76)['a76'],
+                         {'l1': 0, 'l2': 0})
+        r = tlb_model.model_run(3, 49, BASE, 'p', a76)
+        self.assertEqual(r['a76'], {'l1': 1000, 'l2': 0})
+        self.assertEqual(set(r), {'translations', 'a76'})
+        # One 2 MiB mapping covers them: a walk the first time, hits after.
+        tlb = tlb_model.TwoLevel('a76')
+        self.assertEqual([tlb.access(('2m', BASE >> 21)) for _ in range(49)], [2] + [0] * 48)
+        r = tlb_model.model_run(3, 49, BASE, 'H', a76)
+        self.assertEqual((r['translations'], r['a76']), (1, {'l1': 0, 'l2': 0}))
+
+    def test_a76_l2(self):
+        # 1280 entries of 5 ways: 256 sets. Six pages of set 0 and 48 of
+        # others, cycled: the L1 misses all 54, the L2 the six only.
+        tlb = tlb_model.TwoLevel('a76')
+        self.assertEqual(tlb.l2.nsets, 256)
+        keys = [('4k', 256 * k) for k in range(6)] + [('4k', 1 + k) for k in range(48)]
+        for k in keys:
+            tlb.access(k)
+        res = [tlb.access(k) for k in keys]
+        self.assertEqual(res, [2] * 6 + [1] * 48)
+
+    def test_other_page_sizes(self):
+        self.assertEqual(tlb_model.pmd_size(4096), 2 << 20)
+        self.assertEqual(tlb_model.pmd_size(16384), 32 << 20)
+        self.assertEqual(tlb_model.pmd_size(65536), 512 << 20)
+        # 64 stubs 4 KiB apart are 16 pages of 16 KiB, one 32 MiB block.
+        self.assertEqual(tlb_model.model_run(1, 64, BASE, 'p', ('a76',),
+                                             page=16384)['translations'], 16)
+        self.assertEqual(tlb_model.model_run(1, 64, BASE, 'H', ('a76',),
+                                             page=16384)['translations'], 1)
+
+    def test_arch_names(self):
+        for name, arch in (('x86_64', 'x86_64'), ('aarch64', 'arm64'), ('arm64', 'arm64'),
+                           ('qemu-system-aarch64', 'arm64'), ('qemu-system-x86_64', 'x86_64')):
+            self.assertEqual(tlb_model.arch_name(name), arch, name)
+        self.assertIsNone(tlb_model.arch_name('riscv64'))
+        self.assertEqual(tlb_model.ARCH_GEOMETRIES, {'x86_64': ('skl', 'zen2'),
+                                                     'arm64': ('a76',)})
 
 
 class TestReductions(unittest.TestCase):
@@ -322,3 +392,124 @@ class TestPublishFigures(unittest.TestCase):
             self.assertEqual(rc, 1)
             self.assertIn('has no', err.getvalue())
             self.assertFalse(os.path.exists(os.path.join(tmp, 'doc.svg')))
+
+
+def itlb_names(js):
+    """The iTLB metrics' names, in the report's order."""
+    return [o['metric'] for o in js['metrics'] if o['metric'].startswith('itlb_')]
+
+
+class TestArch(unittest.TestCase):
+    """The cores a run is modelled with follow its guest's architecture."""
+
+    def setUp(self):
+        # The cc1 trace is of this host's code: an x86-64 host's, as make
+        # bench's hosts are.
+        patcher = mock.patch.object(bench_report, 'host_arch', return_value='x86_64')
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def test_x86_64(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, out, js, md, _ = report(tmp, 'tcg')
+            self.assertEqual(rc, 0, out)
+        spans = ('64K', '4M', '16M')
+        self.assertEqual(itlb_names(js), [
+            f'itlb_{q}_{s}' for q in ('translations', 'skl_l1_misses_pkc', 'skl_l2_misses_pkc',
+                                      'zen2_l1_misses_pkc', 'zen2_l2_misses_pkc',
+                                      'wall_ns_per_call') for s in spans])
+        names = [o['metric'] for o in js['metrics']]
+        self.assertEqual([m for m in names if m.startswith('cc1_trace')],
+                         sorted(X86_TRACE) + ['cc1_trace_walks_reduction'])
+        self.assertFalse([m for m in names if 'a76' in m])
+        self.assertNotIn('Cortex', md)
+        self.assertEqual(list(js['meta']['tlb_model']), ['skl', 'zen2'])
+        self.assertEqual((js['meta']['arch'], js['meta']['page_size']), ('x86_64', 4096))
+        self.assertIn('QEMU TCG, see', js['meta']['guest'])
+        self.assertEqual(metric(js, 'itlb_skl_l2_misses_pkc_16M')['small_pages'], 1000)
+
+    def test_arm64(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, out, js, md, _ = report(tmp, 'tcg', qemu=arm64_qemu(), drop=X86_TRACE)
+            self.assertEqual(rc, 0, out)
+        spans = ('64K', '4M', '16M')
+        self.assertEqual(itlb_names(js), [
+            f'itlb_{q}_{s}' for q in ('translations', 'a76_l1_misses_pkc', 'a76_l2_misses_pkc',
+                                      'wall_ns_per_call') for s in spans])
+        names = [o['metric'] for o in js['metrics']]
+        self.assertFalse([m for m in names if 'skl' in m or 'zen2' in m])
+        # The trace is of this x86-64 host's cc1: not replayed, not expected.
+        self.assertFalse([m for m in names if m.startswith('cc1_trace')])
+        self.assertIn('not replayed over arm64 guests', md)
+        self.assertEqual(list(js['meta']['tlb_model']), ['a76'])
+        self.assertEqual((js['meta']['arch'], js['meta']['page_size']), ('arm64', 4096))
+        self.assertIn('QEMU TCG arm64, 4 KiB pages', js['meta']['guest'])
+        self.assertIn('Modelled Arm Cortex-A76 iTLB (L1 48 entries fully associative, all '
+                      'page sizes, L2 1280 entries 5-way, 4K and 2M, LRU)', md)
+        # 16 pages fit the L1; 1024 pages thrash it, 4 a set of the L2's 5
+        # ways; 4096 pages, 16 a set, thrash the L2; 8 blocks fit.
+        self.assertEqual([metric(js, f'itlb_a76_{q}_pkc_{s}')['small_pages']
+                          for q in ('l1_misses', 'l2_misses') for s in spans],
+                         [0, 1000, 1000, 0, 0, 1000])
+        self.assertEqual(metric(js, 'itlb_a76_l1_misses_pkc_16M')['patched'], 0)
+        rst = '\n'.join(bench_report.figures_rst(js))
+        self.assertIn('a76 L1 4K', rst)
+        self.assertNotIn('skl', rst)
+
+    def test_arm64_16k(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, out, js, md, _ = report(tmp, 'tcg', qemu=arm64_qemu('-16k'), drop=X86_TRACE,
+                                        page=16384)
+            self.assertEqual(rc, 0, out)
+        self.assertEqual(js['meta']['page_size'], 16384)
+        # 16 MiB: 1024 pages of 16 KiB, or one 32 MiB block.
+        o = metric(js, 'itlb_translations_16M')
+        self.assertEqual((o['small_pages'], o['patched']), (1024, 1))
+        self.assertIn('L2 1280 entries 5-way, 16K and 32M, LRU', md)
+        self.assertIn('small_pages: 16 KiB', o['description'])
+
+    def test_guest_line(self):
+        # arch= (uname -m) and pagesize= of the guest line win over qemu.cmd.
+        with tempfile.TemporaryDirectory() as tmp:
+            d = os.path.join(tmp, 'r')
+            make_run(d, 'tcg', guest='# guest: cpus=2 preempt=full swap=on arch=aarch64 '
+                     'pagesize=65536')
+            r = bench_report.read_run(d)
+            self.assertEqual((r['arch'], r['page']), ('arm64', 65536))
+            d = os.path.join(tmp, 's')
+            make_run(d, 'tcg', qemu=arm64_qemu('-16k'),
+                     guest='# guest: cpus=2 preempt=full swap=on')
+            r = bench_report.read_run(d)
+            self.assertEqual((r['arch'], r['page']), ('arm64', 16384))
+            d = os.path.join(tmp, 't')
+            make_run(d, 'tcg', guest='# guest: cpus=2 preempt=full swap=on')
+            r = bench_report.read_run(d)
+            self.assertEqual((r['arch'], r['page']), ('x86_64', 4096))
+
+    def test_runs_of_two_architectures(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            b, p, out = (os.path.join(tmp, x) for x in ('b', 'p', 'out'))
+            make_run(b, 'tcg')
+            make_run(p, 'tcg', qemu=arm64_qemu(), drop=X86_TRACE)
+            with contextlib.redirect_stdout(io.StringIO()):
+                rc = bench_report.report(b, p, out)
+            with open(os.path.join(out, 'bench.json')) as f:
+                js = json.load(f)
+        self.assertEqual(rc, 1)
+        self.assertIn('the baseline guest ran x86_64, 4 KiB pages, the patched one arm64, '
+                      '4 KiB pages', js['meta']['failures'])
+
+    def test_trace_of_the_guest_architecture(self):
+        # A trace of arm64 code is replayed over arm64 guests, in the A76.
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, 'arch.txt'), 'w') as f:
+                f.write('aarch64\n')
+            run = {'arch': 'arm64', 'page': 4096}
+            model, failures, notes = bench_report.run_model(run, run, tmp)
+        self.assertEqual((model['geometries'], model['trace'], failures, notes),
+                         (('a76',), ('a76',), [], []))
+        want = bench_report.expected_targets(model)
+        self.assertIn('cc1_trace_walks_pki_a76', want)
+        self.assertNotIn('cc1_trace_walks_pki_skl', want)
+        self.assertEqual(bench_report.reductions(model['trace'])['cc1_trace_walks_reduction'][0],
+                         ('cc1_trace_walks_pki_a76',))

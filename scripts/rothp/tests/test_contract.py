@@ -137,7 +137,8 @@ class RegexTest(unittest.TestCase):
     def test_every_marker(self):
         values = {'cpus': '2', 'rc': '137', 'n': '12', 'seconds': '0.5', 'name': 'a.ext4',
                   'release': '6.12.0', 'fs': 'xfs', 'device': '/dev/vdb', 'dir': '/mnt/xfs',
-                  'preempt': 'full', 'swap': 'on', 'error': 'no such device'}
+                  'preempt': 'full', 'swap': 'on', 'error': 'no such device', 'arch': 'aarch64',
+                  'pagesize': '65536'}
         for key in contract.MARKERS:
             line = contract.render(key, **{f: values[f] for f in contract.fields(key)})
             m = contract.regex(key).match(line)
@@ -146,8 +147,9 @@ class RegexTest(unittest.TestCase):
 
     def test_ktap_uses_them(self):
         self.assertEqual(ktap.guest_line([contract.render('guest', cpus=1, preempt='none',
-                                                          swap='off') + '\n']),
-                         '# guest: cpus=1 preempt=none swap=off')
+                                                          swap='off', arch='aarch64',
+                                                          pagesize=16384) + '\n']),
+                         '# guest: cpus=1 preempt=none swap=off arch=aarch64 pagesize=16384')
 
 
 class ShellTest(unittest.TestCase):

@@ -142,7 +142,8 @@ class TestRecord(GateTest):
         ktap = header(4, kernel='6.12.118-rothp-baseline') + 'ok 1 guest.cpus\n' + RUN + DONE
         run = write_run(self.tmp.name, 'baseline-debug', ktap)
         out = os.path.join(self.tmp.name, 'out.txt')
-        n, others = gate.record(run, out)
+        n, others, written = gate.record(run, out)
+        self.assertEqual(written, out)
         self.assertEqual((n, others), (3, [('prompt_collapse', 'FAIL', 'exit 1')]))
         with open(out) as f:
             lines = f.read().splitlines()
@@ -163,3 +164,28 @@ class TestRecord(GateTest):
         run = write_run(self.tmp.name, 'host', 'KTAP version 1\n1..1\nok 1 a\n' + DONE)
         with self.assertRaisesRegex(gate.NotRecorded, '"# guest:" line'):
             gate.record(run, os.path.join(self.tmp.name, 'out.txt'))
+
+
+class TestArch(GateTest):
+    """Each architecture and page size is judged against its own baseline."""
+
+    def test_default_paths(self):
+        self.assertEqual(gate.default_path(GUEST), gate.DEFAULT)
+        # A line of before arch= and pagesize= is x86-64's, 4 KiB pages.
+        self.assertEqual(gate.default_path('# guest: cpus=2 preempt=full swap=on'), gate.DEFAULT)
+        self.assertEqual(gate.default_path(None), gate.DEFAULT)
+        arm = '# guest: cpus=2 preempt=full swap=on arch=aarch64 pagesize=16384'
+        self.assertEqual(os.path.basename(gate.default_path(arm)),
+                         'upstream-baseline-aarch64-16k.txt')
+
+    def test_old_recording_matches_x86_line(self):
+        old = self.baseline([f'{UP}: a: PASS'], guest='# guest: cpus=2 preempt=full swap=on')
+        out = gate.apply([(f'{UP}: a', 'PASS', '')], path=old, guest=GUEST)
+        self.assertEqual(out, [(f'{UP}: a', 'PASS', '')])
+
+    def test_other_arch_refused(self):
+        path = self.baseline([f'{UP}: a: PASS'])
+        arm = GUEST.replace('arch=x86_64', 'arch=aarch64')
+        out = gate.apply([(f'{UP}: a', 'PASS', '')], path=path, guest=arm)
+        self.assertEqual(out[0][1], 'FAIL')
+        self.assertIn('record it again on this guest', out[0][2])

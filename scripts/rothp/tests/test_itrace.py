@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """Tests of itrace and bench/itrace.c, on made-up traces: reduce keeps one
 record per change of page and the instruction count; replay counts what
-tlb_model's TwoLevel counts for the same keys, in every geometry; the
-traced pages get the guest's keys (2 MiB where the guest had the block
-PMD-mapped); the REALMAP and maps parsers."""
+tlb_model's TwoLevel counts for the same keys, in every geometry (the x86
+cores and the Arm Cortex-A76), and in those it is given only; the traced
+pages get the guest's keys (2 MiB where the guest had the block
+PMD-mapped; 16 KiB pages and 32 MiB blocks on a 16 KiB guest); the trace
+says the architecture of its code; the REALMAP and maps parsers."""
 import os
 import random
 import struct
@@ -20,7 +22,7 @@ PMD = tlb_model.PMD
 
 def build(tmp):
     out = os.path.join(tmp, 'itrace')
-    subprocess.run(['cc', '-O2', '-Wall', '-Werror', '-o', out,
+    subprocess.run(['cc', '-O2', '-Wall', '-Wextra', '-Werror', '-o', out,
                     os.path.join(TOP, 'bench', 'itrace.c')], check=True)
     return out
 
@@ -66,6 +68,7 @@ class TestItrace(unittest.TestCase):
                            itrace.geometry_specs(), capture_output=True, text=True, check=True)
         got = {w[0]: (int(w[2]), int(w[4]), int(w[6]))
                for w in (line.split() for line in r.stdout.split('\n')) if w}
+        self.assertEqual(set(got), {'skl', 'zen2', 'a76'})
         keys, last = [], None
         for p in pages:
             k = huge.get(p, p << 1)
@@ -77,6 +80,19 @@ class TestItrace(unittest.TestCase):
             res = [tlb.access(k) for k in keys]
             self.assertEqual(got[g], (len(keys), sum(x >= 1 for x in res),
                                       sum(x == 2 for x in res)), g)
+
+    def test_replay_of_some_geometries(self):
+        # 49 pages cycled: the A76's 48-entry L1 misses every time after the
+        # first round, its L2 (256 sets of 5) holds them all.
+        pages = list(range(0x1000, 0x1000 + 49)) * 3
+        with open(self.path('t.bin'), 'wb') as f:
+            f.write(struct.pack(f'<{len(pages)}Q', *pages))
+        with open(self.path('pages'), 'w') as f:
+            f.write('')
+        r = subprocess.run([self.bin, 'replay', self.path('t.bin'), self.path('pages')] +
+                           itrace.geometry_specs(('a76',)), capture_output=True, text=True,
+                           check=True)
+        self.assertEqual(r.stdout, f'a76 accesses {3 * 49} l1_misses {3 * 49} walks 49\n')
 
     def test_page_keys(self):
         traced = itrace.text_maps(
@@ -98,6 +114,25 @@ class TestItrace(unittest.TestCase):
         self.assertEqual(keys[0x7ff], (0x5555559ff000 // 4096) << 1)
         self.assertEqual(keys[0x4001], (0x7f0000001000 // 4096) << 1)
         self.assertEqual(len(keys), (0xa00000 - 0x631000) // 4096 + 2)
+
+    def test_page_keys_16k(self):
+        # A guest of 16 KiB pages: keys in 16 KiB pages and 32 MiB blocks.
+        traced = itrace.text_maps('00400000-00410000 r-xp 02000000 fe:00 1 /x/cc1\n'
+                                  '00600000-00604000 r-xp 04000000 fe:00 1 /x/cc1\n')
+        guest = itrace.realmaps('REALMAP always cc1 /mnt/ext4/gcc/cc1 0xaaaa00000000 '
+                                '0xaaaa08000000 0x0 4 1 0x2000000\n')
+        keys = dict(itrace.page_keys(traced, guest, {}, page=16384))
+        self.assertEqual(keys[0x400], (0xaaaa02000000 // (32 << 20)) << 1 | 1)
+        self.assertEqual(keys[0x40f], keys[0x400])
+        self.assertEqual(keys[0x600], (0xaaaa04000000 // 16384) << 1)
+        self.assertEqual(keys[0x603], keys[0x600])
+
+    def test_trace_arch(self):
+        self.assertIsNone(itrace.trace_arch(self.tmp.name))
+        for machine, arch in (('x86_64', 'x86_64'), ('aarch64', 'arm64')):
+            with open(self.path(itrace.ARCH), 'w') as f:
+                f.write(machine + '\n')
+            self.assertEqual(itrace.trace_arch(self.tmp.name), arch)
 
     def test_ldd_names(self):
         names = itrace.ldd_names('\tlinux-vdso.so.1 (0x7ff)\n'

@@ -153,7 +153,8 @@ class TestRunner(unittest.TestCase):
 
     def test_guest_line(self):
         lines = header(1).splitlines(keepends=True)
-        self.assertEqual(ktap.guest_line(lines), '# guest: cpus=2 preempt=full swap=on')
+        self.assertEqual(ktap.guest_line(lines),
+                         '# guest: cpus=2 preempt=full swap=on arch=x86_64 pagesize=4096')
         self.assertIsNone(ktap.guest_line(['1..1\n']))
 
 
