@@ -278,7 +278,10 @@ mkfs.xfs -q -f -b size=4096 -L rothp-xfs -p "$img/xfs.proto" "$xfs_img" >/dev/nu
 # swap: the guest's swap device (/dev/vdc), for the cases that page out.
 rm -f "$swap_img"
 truncate -s "${SWAP_SIZE:-1G}" "$swap_img"
-mkswap -q -L rothp-swap "$swap_img" >/dev/null || die "mkswap failed"
+# A swap header is written for one page size: the guest kernel's.
+swap_page=4096
+[ "$ROTHP_ARCH" != arm64 ] || swap_page=$((${ARM64_PAGES%k} * 1024))
+mkswap -q -p "$swap_page" -L rothp-swap "$swap_img" >/dev/null || die "mkswap failed"
 # Check every file system image before any guest mounts it.
 # e2fsck_image FS IMAGE: e2fsck -fn of IMAGE, which holds an FS file system.
 e2fsck_image() {

@@ -480,7 +480,7 @@ static void test_special_files(const struct rothp_case *c)
 {
 	/* 4 KiB of a pattern, each copy tagged: a unit of data, not a page. */
 	unsigned char pattern[4096];
-	char *p, buf[64], why[128];
+	char *p, buf[64], why[192];
 	size_t off;
 	long pmd;
 	int fd, rc, err, i;
@@ -519,7 +519,9 @@ static void test_special_files(const struct rothp_case *c)
 	fd = syscall(__NR_memfd_secret, 0);
 	if (fd < 0) {
 		snprintf(why, sizeof(why), "memfd_secret: %s%s", strerror(errno),
-			 errno == ENOSYS ? " (CONFIG_SECRETMEM is off)" : "");
+			 errno == ENOSYS ?
+			 " (CONFIG_SECRETMEM is off, or the direct map cannot be changed: arm64 without rodata=full)" :
+			 "");
 		rothp_report(c, 1, why, false);
 	} else {
 		if (ftruncate(fd, PMD))
