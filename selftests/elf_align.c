@@ -375,8 +375,6 @@ static void test_exec(const struct rothp_case *c)
 		     ROTHP_ALIGN_DOWN(progs[EXEC].elf.text_vaddr, ROTHP_PAGE_SIZE), RUNS);
 }
 
-#define RND_BITS		"vm/mmap_rnd_bits"
-
 static const char *const guard_results[] = {
 	"vm.mmap_rnd_bits %ld keeps fewer than 16 random bits: not 2 MiB-congruent in all %d runs",
 };
@@ -395,16 +393,16 @@ static void test_guard(const struct rothp_case *c)
 	static char why[160];
 	char buf[32];
 
-	if (rothp_sysctl_read(RND_BITS, &was)) {
-		snprintf(why, sizeof(why), "cannot read /proc/sys/%s: %s", RND_BITS,
+	if (rothp_sysctl_read(ROTHP_RND_BITS, &was)) {
+		snprintf(why, sizeof(why), "cannot read /proc/sys/%s: %s", ROTHP_RND_BITS,
 			 strerror(errno));
 		rothp_report(c, 0, why, false, low, RUNS);
 		return;
 	}
 	snprintf(buf, sizeof(buf), "%ld", low);
-	if (rothp_sysctl_save(RND_BITS))
-		ksft_exit_fail_msg("cannot save /proc/sys/%s\n", RND_BITS);
-	if (rothp_write_text(ROTHP_SYSCTL_DIR RND_BITS, buf)) {
+	if (rothp_sysctl_save(ROTHP_RND_BITS))
+		ksft_exit_fail_msg("cannot save /proc/sys/%s\n", ROTHP_RND_BITS);
+	if (rothp_write_text(ROTHP_SYSCTL_DIR ROTHP_RND_BITS, buf)) {
 		snprintf(why, sizeof(why),
 			 "vm.mmap_rnd_bits cannot be %ld on this architecture (%s): its minimum keeps 16 random bits",
 			 low, strerror(errno));
@@ -413,8 +411,8 @@ static void test_guard(const struct rothp_case *c)
 	}
 	sample(PIE, &pl);
 	snprintf(buf, sizeof(buf), "%ld", was);
-	if (rothp_write_text(ROTHP_SYSCTL_DIR RND_BITS, buf))
-		ksft_exit_fail_msg("cannot put /proc/sys/%s back to %ld\n", RND_BITS, was);
+	if (rothp_write_text(ROTHP_SYSCTL_DIR ROTHP_RND_BITS, buf))
+		ksft_exit_fail_msg("cannot put /proc/sys/%s back to %ld\n", ROTHP_RND_BITS, was);
 	rothp_report(c, 0, NULL, not_all_congruent(&pl), low, RUNS);
 }
 

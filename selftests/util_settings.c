@@ -178,7 +178,6 @@ int rothp_sysctl_save(const char *name)
  * 4 KiB pages. x86-64's default of 28 is enough; arm64's (18) is not.
  */
 #define ROTHP_PIE_MIN_RND_BITS	16
-#define ROTHP_RND_BITS		"vm/mmap_rnd_bits"
 
 long rothp_pie_rnd_bits_needed(void)
 {

@@ -17,6 +17,8 @@
 int rothp_sysctl_read(const char *name, long *val);
 int rothp_sysctl_save(const char *name);
 void rothp_sysctl_restore(void);
+/* The sysctl whose value patch 4's alignment of PIEs depends on. */
+#define ROTHP_RND_BITS		"vm/mmap_rnd_bits"
 long rothp_pie_rnd_bits_needed(void);
 void rothp_pie_rnd_bits_raise(void);
 
