@@ -14,15 +14,17 @@
 #                 lies in p_vaddr..p_vaddr+p_filesz of it (default yes)
 #   -B ALIGN      the blob starts ALIGN-aligned (default 0x200000); at 2 MiB
 #                 it must also be a whole number of 2 MiB blocks
+#   -P SIZE       -c and -b are of SIZE, not 2 MiB (0x2000000: the PMD of
+#                 arm64's 16 KiB pages)
 #
 # A DYN FILE must also have its first PT_LOAD at a 2 MiB-aligned p_vaddr, so
 # that only the properties above tell the variants apart.
 set -eu
 READELF=${READELF:-readelf}
 NM=${NM:-nm}
-type=EXEC interp='' align='' congruent=yes blocks=yes blob_align=0x200000
+type=EXEC interp='' align='' congruent=yes blocks=yes blob_align=0x200000 pmd=0x200000
 
-while getopts t:i:a:c:b:B: opt; do
+while getopts t:i:a:c:b:B:P: opt; do
 	case $opt in
 	t) type=$OPTARG ;;
 	i) interp=$OPTARG ;;
@@ -30,14 +32,17 @@ while getopts t:i:a:c:b:B: opt; do
 	c) congruent=$OPTARG ;;
 	b) blocks=$OPTARG ;;
 	B) blob_align=$OPTARG ;;
+	P) pmd=$OPTARG ;;
 	*) echo "usage: $0 [-t EXEC|DYN] [-i yes|no] [-a ALIGN] [-c yes|no]" \
-		"[-b yes|no] [-B ALIGN] FILE" >&2
+		"[-b yes|no] [-B ALIGN] [-P SIZE] FILE" >&2
 	   exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 f=$1
 mb2=$((0x200000))
+pmd=$((pmd))
+pmd_mib=$((pmd >> 20))
 
 fail() {
 	echo "check_textprog: $f: $*" >&2
@@ -78,17 +83,17 @@ if [ "$type" = DYN ]; then
 	[ $((first % mb2)) -eq 0 ] || fail "first PT_LOAD p_vaddr $first not 2 MiB-aligned"
 fi
 
-is_congruent=$(yesno "(vaddr - off) % mb2 == 0")
+is_congruent=$(yesno "(vaddr - off) % pmd == 0")
 [ "$is_congruent" = "$congruent" ] ||
-	fail "R+X segment offset $1 vaddr $2: 2 MiB-congruent $is_congruent, expected $congruent"
+	fail "R+X segment offset $1 vaddr $2: $pmd_mib MiB-congruent $is_congruent, expected $congruent"
 
-first_block=$(((vaddr + mb2 - 1) / mb2 * mb2))
+first_block=$(((vaddr + pmd - 1) / pmd * pmd))
 nr_blocks=0
-[ $((first_block + mb2)) -gt $((vaddr + filesz)) ] ||
-	nr_blocks=$(((vaddr + filesz - first_block) / mb2))
+[ $((first_block + pmd)) -gt $((vaddr + filesz)) ] ||
+	nr_blocks=$(((vaddr + filesz - first_block) / pmd))
 has_blocks=$(yesno "nr_blocks > 0")
 [ "$has_blocks" = "$blocks" ] ||
-	fail "R+X segment vaddr $2 filesz $3 holds $nr_blocks whole 2 MiB blocks," \
+	fail "R+X segment vaddr $2 filesz $3 holds $nr_blocks whole $pmd_mib MiB blocks," \
 		"expected blocks: $blocks"
 
 start=$($NM "$f" | awk '$3 == "rothp_blob_start" { print "0x" $1 }')
@@ -104,5 +109,5 @@ start=$((start)) end=$((end))
 
 printf 'check_textprog: %s: ET_%s, interp %s, R+X offset %#x vaddr %#x filesz %#x align %#x,' \
 	"$f" "$type" "$has_interp" "$off" "$vaddr" "$filesz" "$seg_align"
-printf ' congruent %s, %d whole 2 MiB blocks, blob %#x-%#x\n' \
-	"$is_congruent" "$nr_blocks" "$start" "$end"
+printf ' congruent %s, %d whole %d MiB blocks, blob %#x-%#x\n' \
+	"$is_congruent" "$nr_blocks" "$pmd_mib" "$start" "$end"

@@ -33,6 +33,15 @@
  * A kernel without the sysctl is taken for baseline 6.12: the checks of
  * what the series adds are skipped, saying so, and the rest still run.
  *
+ * "2 MiB" above and in the results is the PMD size of the running kernel:
+ * arm64's 16 KiB pages make it 32 MiB, 64 KiB pages 512 MiB. pieprog's
+ * 6 MiB of text holds no such block; on arm64 pieprog_big (68 MiB) takes
+ * its part then, where it holds one (16 KiB pages). With neither (64 KiB
+ * pages), the parts about aligned text skip, saying why, and the rest run.
+ * arm64's variants are linked with 64 KiB pages (p_align), which 6.12's
+ * loader aligns their load bias to: a congruent run then comes by chance
+ * more often with 4 KiB pages (one in 32), which SKEW_MAX_CONGRUENT allows.
+ *
  * Each part's results are named in its table below: the plan is their sum.
  */
 #define _GNU_SOURCE
@@ -50,13 +59,22 @@
 /* RUNS load biases with 19 random bits or more: this many must differ. */
 #define MIN_DISTINCT	10
 /*
- * pieprog_skew's text is congruent when 6.12's 4 KiB-granular bias happens
- * to make it so, 1 run in 512: allow one such run of RUNS, which makes a
- * false failure 1 in 4000 or so; no run at all would be 1 in 40.
+ * pieprog_skew's text is congruent when 6.12's bias, granular to the page
+ * or the variant's p_align, happens to make it so: 1 run in 512 (x86-64;
+ * arm64 with 16 KiB pages, 64 KiB p_align) or more: allow one such run of
+ * RUNS, which makes a false failure 1 in 4000 or so; no run at all would
+ * be 1 in 40. At 1 in 32 (arm64's 4 KiB pages), allow 3: 1 in 2000.
  */
-#define SKEW_MAX_CONGRUENT	1
+#define SKEW_MAX_CONGRUENT(one_in)	((one_in) >= 512 ? 1 : 3)
+#ifdef __aarch64__
+#define ARM64			true
+#else
+#define ARM64			false
+#endif
+/* The largest p_align of a variant: arm64's max-page-size. */
+#define MAX_P_ALIGN		0x10000UL
 
-enum { PIE, PIE_SMALL, PIE_SKEW, SPIE, EXEC, NR_PROGS };
+enum { PIE, PIE_SMALL, PIE_SKEW, SPIE, EXEC, PIE_BIG, NR_PROGS };
 
 /* A textprog variant on <dir> and what it was built to be. */
 struct prog {
@@ -65,8 +83,12 @@ struct prog {
 	bool interp;		/* has PT_INTERP */
 	bool congruent;		/* R+X p_vaddr and p_offset congruent mod 2 MiB */
 	bool blocks;		/* a whole 2 MiB block fits in its R+X p_filesz */
+	bool arm64_only;	/* built for arm64 only */
 	char path[PATH_MAX];
 	struct rothp_elf elf;
+	bool present;		/* on <dir> */
+	bool pmd_congruent;	/* congruent modulo this kernel's PMD size */
+	long pmd_blocks;	/* whole blocks of this kernel's PMD size */
 };
 
 static struct prog progs[NR_PROGS] = {
@@ -75,7 +97,17 @@ static struct prog progs[NR_PROGS] = {
 	[PIE_SKEW]	= { "pieprog_skew",	ET_DYN,  true,  false, true },
 	[SPIE]		= { "textprog_spie",	ET_DYN,  false, true,  true },
 	[EXEC]		= { "textprog",		ET_EXEC, false, true,  true },
+	[PIE_BIG]	= { "pieprog_big",	ET_DYN,  true,  true,  true, true },
 };
+
+/*
+ * The PIE of the parts about aligned text: pieprog, or pieprog_big when
+ * only it holds a whole block of the PMD size; none_why says why neither.
+ */
+static int pie = PIE;
+static char none_why[200];
+/* Runs per congruent one, by chance, of a variant under 6.12's loader. */
+static unsigned long one_in;
 
 static const char *no_knob = "kernel lacks /proc/sys/" KNOB " (baseline 6.12)";
 static bool have_knob;
@@ -150,29 +182,69 @@ static int sample_placement(const char *path, const struct rothp_elf *elf, int r
 	return 0;
 }
 
-/* Read a variant's program headers; exit failing unless it is as built. */
+/*
+ * Read a variant's program headers; exit failing unless it is as built.
+ * Its congruence and whole blocks are of this kernel's PMD size; what it
+ * was built to have (p->congruent, p->blocks) is of 2 MiB, checked when
+ * that is the PMD's.
+ */
 static void prog_init(struct prog *p, const char *dir)
 {
 	struct rothp_elf *e = &p->elf;
-	bool congruent;
-	long blocks;
+	bool congruent, two_mib = ROTHP_PMD_SIZE == 2UL << 20;
+	unsigned long align;
 
 	if (snprintf(p->path, sizeof(p->path), "%s/%s", dir, p->name) >= (int)sizeof(p->path))
 		ksft_exit_fail_msg("path too long: %s\n", dir);
-	if (rothp_elf_read(p->path, e))
+	if (rothp_elf_read(p->path, e)) {
+		if (errno == ENOENT && p->arm64_only && !ARM64) {
+			ksft_print_msg("%s: arm64's only, not here\n", p->name);
+			return;
+		}
 		ksft_exit_fail_msg("%s: %s\n", p->path, strerror(errno));
-	congruent = rothp_elf_text_congruent(e);
-	blocks = rothp_elf_text_blocks(e);
+	}
+	p->present = true;
+	congruent = p->pmd_congruent = rothp_elf_text_congruent(e);
+	p->pmd_blocks = rothp_elf_text_blocks(e);
 	ksft_print_msg("%s: e_type %u, %s PT_INTERP, R+X p_align %#lx, largest p_align %#lx\n",
 		       p->name, e->type, e->interp ? "with" : "no", e->text_align, e->max_align);
-	ksft_print_msg("%s: R+X vaddr %#lx offset %#lx filesz %#lx, %scongruent, %ld blocks\n",
+	ksft_print_msg("%s: R+X vaddr %#lx offset %#lx filesz %#lx, %scongruent, %ld blocks of %lu MiB\n",
 		       p->name, e->text_vaddr, e->text_offset, e->text_filesz,
-		       congruent ? "" : "not ", blocks);
+		       congruent ? "" : "not ", p->pmd_blocks, ROTHP_PMD_SIZE >> 20);
 	if (e->type != p->type || e->interp != p->interp || e->nr_text != 1 ||
-	    congruent != p->congruent || !!blocks != p->blocks ||
-	    (e->type == ET_DYN && (e->max_align > ROTHP_PAGE_SIZE ||
+	    (two_mib && (congruent != p->congruent || !!p->pmd_blocks != p->blocks)) ||
+	    (e->type == ET_DYN && (e->max_align > MAX_P_ALIGN ||
 				   e->first_vaddr % ROTHP_PMD_SIZE)))
 		ksft_exit_fail_msg("%s is not linked as the Makefile makes it\n", p->path);
+	align = e->max_align > ROTHP_PAGE_SIZE ? e->max_align : ROTHP_PAGE_SIZE;
+	if (e->type == ET_DYN && (!one_in || ROTHP_PMD_SIZE / align < one_in))
+		one_in = ROTHP_PMD_SIZE / align;
+}
+
+/* Choose the PIE of the aligned-text parts (pie); say which, or why none. */
+static void pie_init(void)
+{
+	if (progs[PIE].pmd_congruent && progs[PIE].pmd_blocks > 0)
+		pie = PIE;
+	else if (progs[PIE_BIG].present && progs[PIE_BIG].pmd_congruent &&
+		 progs[PIE_BIG].pmd_blocks > 0)
+		pie = PIE_BIG;
+	else if (progs[PIE_BIG].present)
+		snprintf(none_why, sizeof(none_why),
+			 "no PIE here holds a whole %lu MiB block, the PMD size: pieprog's text is %lu MiB, pieprog_big's %lu MiB",
+			 ROTHP_PMD_SIZE >> 20, progs[PIE].elf.text_filesz >> 20,
+			 progs[PIE_BIG].elf.text_filesz >> 20);
+	else
+		snprintf(none_why, sizeof(none_why),
+			 "no PIE here holds a whole %lu MiB block, the PMD size: pieprog's text is %lu MiB",
+			 ROTHP_PMD_SIZE >> 20, progs[PIE].elf.text_filesz >> 20);
+	if (none_why[0])
+		ksft_print_msg("%s\n", none_why);
+	else
+		ksft_print_msg("PMD size %lu MiB: %s for the parts about aligned text\n",
+			       ROTHP_PMD_SIZE >> 20, progs[pie].name);
+	ksft_print_msg("6.12 makes a variant congruent by chance in 1 run of %lu or fewer\n",
+		       one_in);
 }
 
 /* Every run looked at, every stub ran right in each, each exited 0. */
@@ -200,8 +272,8 @@ static const char *const default_results[] = {
 /* pieprog as the system runs it: aligned by the series, still random. */
 static void test_default(const struct rothp_case *c, struct placement *pl)
 {
-	sample(PIE, pl);
-	rothp_report(c, 0, have_knob ? NULL : no_knob,
+	sample(pie, pl);
+	rothp_report(c, 0, none_why[0] ? none_why : have_knob ? NULL : no_knob,
 		     all_ran(pl) && pl->congruent == RUNS && pl->eligible_min >= 1, RUNS);
 	rothp_report(c, 1, aslr ? NULL : "ASLR is off (kernel.randomize_va_space is 0)",
 		     all_ran(pl) && pl->distinct >= MIN_DISTINCT, MIN_DISTINCT, RUNS);
@@ -229,13 +301,17 @@ static void test_collapse(const struct rothp_case *c)
 	struct textproc tp;
 	long eligible, pmd;
 
+	if (none_why[0]) {
+		collapse_not_done(c, none_why);
+		return;
+	}
 	if (!have_knob) {
 		collapse_not_done(c, "kernel lacks /proc/sys/" KNOB
 				  " (baseline 6.12): text not congruent, nothing to collapse");
 		return;
 	}
-	if (textproc_start(&tp, progs[PIE].path, "collapse")) {
-		ksft_print_msg("cannot start %s collapse\n", progs[PIE].path);
+	if (textproc_start(&tp, progs[pie].path, "collapse")) {
+		ksft_print_msg("cannot start %s collapse\n", progs[pie].path);
 		collapse_not_done(c, NULL);
 		return;
 	}
@@ -256,9 +332,9 @@ static void test_collapse(const struct rothp_case *c)
 
 /* pieprog as 6.12 loads it: with the sysctl at 0 or absent, and under never. */
 static const char *const as_612_results[] = {
-	"pieprog with %s 0 or absent: not 2 MiB-congruent in all %d runs",
-	"pieprog with THP enabled=never: not 2 MiB-congruent in all %d runs",
-	"pieprog under PR_SET_THP_DISABLE: not 2 MiB-congruent in all %d runs",
+	"with %s 0 or absent: not 2 MiB-congruent in all %d runs",
+	"with THP enabled=never: not 2 MiB-congruent in all %d runs",
+	"under PR_SET_THP_DISABLE: not 2 MiB-congruent in all %d runs",
 };
 
 /*
@@ -272,7 +348,7 @@ static void test_knob_off(const struct rothp_case *c, const struct placement *df
 
 	if (have_knob) {
 		if (!rothp_write_text(ROTHP_SYSCTL_DIR KNOB, "0"))
-			sample(PIE, &off);
+			sample(pie, &off);
 		if (rothp_write_text(ROTHP_SYSCTL_DIR KNOB, "1"))
 			ksft_exit_fail_msg("cannot set %s back to 1\n", KNOB);
 		pl = &off;
@@ -291,7 +367,7 @@ static void test_thp_never(const struct rothp_case *c)
 	if (rothp_thp_read_str("enabled", mode, sizeof(mode))) {
 		ksft_print_msg("cannot read THP enabled: %s\n", strerror(errno));
 	} else if (!rothp_thp_set_str("enabled", "never")) {
-		sample(PIE, &pl);
+		sample(pie, &pl);
 		if (rothp_thp_set_str("enabled", mode))
 			ksft_exit_fail_msg("cannot set THP enabled back to %s\n", mode);
 	}
@@ -309,7 +385,7 @@ static void test_thp_disabled(const struct rothp_case *c)
 	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)) {
 		ksft_print_msg("PR_SET_THP_DISABLE: %s\n", strerror(errno));
 	} else {
-		sample(PIE, &pl);
+		sample(pie, &pl);
 		if (prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0))
 			ksft_exit_fail_msg("cannot clear PR_SET_THP_DISABLE: %s\n",
 					   strerror(errno));
@@ -343,8 +419,8 @@ static void test_skew(const struct rothp_case *c)
 
 	sample(PIE_SKEW, &pl);
 	rothp_report(c, 0, NULL, pl.runs == RUNS && pl.bias_aligned < RUNS, RUNS);
-	rothp_report(c, 1, NULL, pl.runs == RUNS && pl.with_blocks <= SKEW_MAX_CONGRUENT,
-		     SKEW_MAX_CONGRUENT, RUNS);
+	rothp_report(c, 1, NULL, pl.runs == RUNS && pl.with_blocks <= SKEW_MAX_CONGRUENT(one_in),
+		     SKEW_MAX_CONGRUENT(one_in), RUNS);
 	rothp_report(c, 2, NULL, all_ran(&pl), RUNS);
 }
 
@@ -352,11 +428,22 @@ static const char *const spie_results[] = {
 	"text 2 MiB-congruent in all %d runs",
 };
 
-/* A static PIE is placed by get_unmapped_area(), 2 MiB-congruent. */
+/*
+ * A static PIE is placed by get_unmapped_area(), 2 MiB-congruent, if its
+ * text holds a whole block: thp_get_unmapped_area() aligns no less.
+ */
 static void test_static_pie(const struct rothp_case *c)
 {
+	static char why[160];
 	struct placement pl;
 
+	if (!progs[SPIE].pmd_congruent || progs[SPIE].pmd_blocks <= 0) {
+		snprintf(why, sizeof(why),
+			 "its text of %lu MiB holds no whole %lu MiB block: thp_get_unmapped_area() leaves it",
+			 progs[SPIE].elf.text_filesz >> 20, ROTHP_PMD_SIZE >> 20);
+		rothp_report(c, 0, why, false, RUNS);
+		return;
+	}
 	sample(SPIE, &pl);
 	rothp_report(c, 0, NULL, all_ran(&pl) && pl.congruent == RUNS, RUNS);
 }
@@ -393,6 +480,10 @@ static void test_guard(const struct rothp_case *c)
 	static char why[160];
 	char buf[32];
 
+	if (none_why[0]) {
+		rothp_report(c, 0, none_why, false, low, RUNS);
+		return;
+	}
 	if (rothp_sysctl_read(ROTHP_RND_BITS, &was)) {
 		snprintf(why, sizeof(why), "cannot read /proc/sys/%s: %s", ROTHP_RND_BITS,
 			 strerror(errno));
@@ -409,7 +500,7 @@ static void test_guard(const struct rothp_case *c)
 		rothp_report(c, 0, why, false, low, RUNS);
 		return;
 	}
-	sample(PIE, &pl);
+	sample(pie, &pl);
 	snprintf(buf, sizeof(buf), "%ld", was);
 	if (rothp_write_text(ROTHP_SYSCTL_DIR ROTHP_RND_BITS, buf))
 		ksft_exit_fail_msg("cannot put /proc/sys/%s back to %ld\n", ROTHP_RND_BITS, was);
@@ -424,11 +515,12 @@ static const char *const boot_results[] = {
 /* The parts, in the order main() runs them. */
 enum part { BOOT, DEFAULT, COLLAPSE, AS_612, GUARD, SMALL, SKEW, STATIC_PIE, EXEC_PART };
 
-static const struct rothp_case cases[] = {
+/* Not const: pie_init() names the PIE of the aligned-text parts. */
+static struct rothp_case cases[] = {
 	[BOOT] = ROTHP_CASE(NULL, boot_results),
 	[DEFAULT] = ROTHP_CASE("pieprog", default_results),
 	[COLLAPSE] = ROTHP_CASE("pieprog collapse", collapse_results),
-	[AS_612] = ROTHP_CASE(NULL, as_612_results),
+	[AS_612] = ROTHP_CASE("pieprog", as_612_results),
 	[GUARD] = ROTHP_CASE("pieprog", guard_results),
 	[SMALL] = ROTHP_CASE("pieprog_small", small_results),
 	[SKEW] = ROTHP_CASE("pieprog_skew", skew_results),
@@ -486,10 +578,15 @@ int main(int argc, char **argv)
 	long val;
 	int i;
 
-	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
+	dir = rothp_test_init_any_pmd(argc, argv, prog, sizeof(prog));
 	ksft_set_plan(rothp_cases_plan(cases, ARRAY_SIZE(cases)));
 	for (i = 0; i < NR_PROGS; i++)
 		prog_init(&progs[i], dir);
+	pie_init();
+	if (pie == PIE_BIG) {
+		cases[DEFAULT].name = cases[AS_612].name = cases[GUARD].name = "pieprog_big";
+		cases[COLLAPSE].name = "pieprog_big collapse";
+	}
 	aslr = rothp_sysctl_read("kernel/randomize_va_space", &val) || val;
 	knob_init(&cases[BOOT]);
 	thp_init();

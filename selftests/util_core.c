@@ -294,7 +294,7 @@ int rothp_spread(int index)
 	return cpu;
 }
 
-const char *rothp_test_init(int argc, char **argv, char *prog, size_t len)
+static const char *test_init(int argc, char **argv, char *prog, size_t len, bool any_pmd)
 {
 	char src[PATH_MAX], why[PATH_MAX + 128];
 	const char *dir, *fs;
@@ -326,13 +326,25 @@ const char *rothp_test_init(int argc, char **argv, char *prog, size_t len)
 	fits = rothp_elf_text_fits(prog, why, sizeof(why));
 	if (fits < 0)
 		ksft_exit_fail_msg("%s: %s\n", prog, strerror(errno));
-	if (!fits)
+	if (!fits && !any_pmd)
 		ksft_exit_skip("%s\n", why);
+	if (!fits)
+		ksft_print_msg("%s\n", why);
 	if (rothp_drop_caches())
 		ksft_exit_fail_msg("drop_caches: %s\n", strerror(errno));
 	uname(&u);
 	ksft_print_msg("kernel %s, %s on %s\n", u.release, prog, fs);
 	return dir;
+}
+
+const char *rothp_test_init(int argc, char **argv, char *prog, size_t len)
+{
+	return test_init(argc, argv, prog, len, false);
+}
+
+const char *rothp_test_init_any_pmd(int argc, char **argv, char *prog, size_t len)
+{
+	return test_init(argc, argv, prog, len, true);
 }
 
 int rothp_cases_plan(const struct rothp_case *cases, size_t n)

@@ -91,8 +91,13 @@ int rothp_nr_cpus(void);
  * Common start of every test binary: KTAP header, argument and environment
  * checks (skipping with a reason), drop_caches. Returns the directory; the
  * caller sets its own plan, as kselftest.h keeps its counters per file.
+ * rothp_test_init() also skips when textprog's text holds no whole block
+ * of this kernel's PMD size (arm64's 16 and 64 KiB pages): the tests that
+ * collapse it. rothp_test_init_any_pmd() only says so, for the tests of
+ * where the ELF loader puts text, which apply with any PMD size.
  */
 const char *rothp_test_init(int argc, char **argv, char *prog, size_t len);
+const char *rothp_test_init_any_pmd(int argc, char **argv, char *prog, size_t len);
 
 /*
  * Results. These are macros, not functions here, because kselftest.h keeps
