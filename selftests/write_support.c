@@ -20,7 +20,12 @@
  *     up, a punched hole and an O_DIRECT write read back as they must.
  *  d. race: one child collapses its mapping of the file in a loop, one opens
  *     the file for write and closes it in a loop, one reads it and checks its
- *     hash; the file never reads differently.
+ *     hash; the file never reads differently. On a kernel without the
+ *     series (no thp_file_split_on_write) it skips, saying why: 6.12.118's
+ *     collapse_file() takes invalidate_lock with folios locked, and the
+ *     open for write truncating a file with THPs holds it exclusively and
+ *     waits for them (patches 2 and 3 fix it). A baseline arm64 run hung
+ *     there, the opener, a reader and the collapser in D state.
  *  e. recollapse: after a pwrite() into a collapsed copy opened for write
  *     changed one byte (6.12 dropped the copy's THPs at the open, the
  *     series splits the one THP written to), khugepaged, not MADV_COLLAPSE,
@@ -624,7 +629,16 @@ static void test_race(const struct rothp_case *c)
 	int fd, rc_c, rc_o, rc_r;
 	pid_t collapser, opener, reader;
 	bool same;
+	long v;
+	int i;
 
+	if (rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &v)) {
+		for (i = 0; i < c->nr; i++)
+			rothp_report(c, i, "kernel lacks " ROTHP_VM_SPLIT_ON_WRITE
+				     " (baseline 6.12), whose collapse_file() can deadlock against the opener (patches 2 and 3 fix it)",
+				     false);
+		return;
+	}
 	rothp_scratch_copy_checked(path, prog, dir, "ws_race.copy");
 	st = shared_page_or_die();
 	start = rothp_now();
