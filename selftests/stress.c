@@ -1325,8 +1325,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	dir = rothp_test_init(argc, argv, prog, sizeof(prog));
 	if (rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &made))
-		ksft_exit_skip("kernel lacks %s (baseline 6.12), whose collapse_file() can deadlock against the writers here (patches 2 and 3 fix it)\n",
-			       ROTHP_VM_SPLIT_ON_WRITE);
+		ksft_exit_skip("%s\n", ROTHP_DEADLOCK_612);
 	seconds = argc > 2 ? strtol(argv[2], NULL, 10) : DEFAULT_SECONDS;
 	if (seconds <= 0)
 		ksft_exit_fail_msg("seconds must be positive, not '%s'\n", argv[2]);

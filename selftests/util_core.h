@@ -50,6 +50,14 @@ unsigned long rothp_pmd_size(void);
 #define ROTHP_VM_SPLIT_ON_WRITE	"thp_file_split_on_write"
 #define ROTHP_VM_DROP_ON_WRITE	"thp_file_drop_on_write"
 #define ROTHP_NO_SPLIT_ON_WRITE	"kernel lacks " ROTHP_VM_SPLIT_ON_WRITE " (baseline 6.12)"
+/*
+ * Why a race of collapse against a writer that truncates (a hole punch, an
+ * open for write of a file with THPs) does not run on such a kernel:
+ * 6.12.118's collapse_file() waits for invalidate_lock with folios locked,
+ * and that writer holds it while it waits for those folios.
+ */
+#define ROTHP_DEADLOCK_612	ROTHP_NO_SPLIT_ON_WRITE ", whose collapse_file() " \
+	"can deadlock against this writer (patches 2 and 3 fix it)"
 
 /* Time and polling. */
 double rothp_now(void);

@@ -52,8 +52,8 @@
  * invalidate_lock with its folios locked, and a hole punch, or an open for
  * write truncating a file with THPs, holds it exclusively and waits for
  * those folios. A baseline run hung there (hung task reports, three tasks
- * in D state, on arm64); patch 2 fixes it, and the patched kernel runs
- * both cases.
+ * in D state, on arm64); patches 2 and 3 fix it, and the patched kernel
+ * runs both cases.
  *
  * An O_DIRECT write invalidates the page cache of its range, and a punched
  * hole truncates it: the THP there is split or dropped as any large folio,
@@ -614,10 +614,6 @@ static const char *const buffered_results[] = {
 		" grew during the race: the writes reached THPs",
 };
 
-/* Why punch and open do not run on 6.12 (the comment at the top). */
-#define DEADLOCK_612	"6.12 can deadlock collapse_file() against this writer " \
-	"(invalidate_lock taken with folios locked; patch 2 fixes it)"
-
 static void race_case(const struct wr_case *c)
 {
 	const struct rothp_case *rc = c->rc;
@@ -632,7 +628,7 @@ static void race_case(const struct wr_case *c)
 
 	if (!patched && c->invalidates) {
 		for (i = 0; i < rc->nr; i++)
-			rothp_report(rc, i, DEADLOCK_612, false);
+			rothp_report(rc, i, ROTHP_DEADLOCK_612, false);
 		return;
 	}
 	make_copy();

@@ -634,9 +634,7 @@ static void test_race(const struct rothp_case *c)
 
 	if (rothp_vmstat(ROTHP_VM_SPLIT_ON_WRITE, &v)) {
 		for (i = 0; i < c->nr; i++)
-			rothp_report(c, i, "kernel lacks " ROTHP_VM_SPLIT_ON_WRITE
-				     " (baseline 6.12), whose collapse_file() can deadlock against the opener (patches 2 and 3 fix it)",
-				     false);
+			rothp_report(c, i, ROTHP_DEADLOCK_612, false);
 		return;
 	}
 	rothp_scratch_copy_checked(path, prog, dir, "ws_race.copy");
