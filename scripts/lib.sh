@@ -195,9 +195,11 @@ series_files() {
 }
 
 # deb_installed PKG: the version of PKG dpkg has installed, nothing when it
-# is not (removed but configured counts as not installed).
+# is not (removed but configured counts as not installed). It succeeds
+# either way: dpkg-query fails for a package dpkg has never seen, which under
+# pipefail and errexit would end an assignment's caller without a word.
 deb_installed() {
-	dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null |
+	{ dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null || :; } |
 		sed -n 's/^install ok installed //p'
 }
 
