@@ -22,7 +22,7 @@ import re
 from . import contract
 
 RESULT = re.compile(r'^(ok|not ok)\s+(\d+)\s*(?:-\s*)?([^#]*?)\s*(?:#\s*(.*))?$')
-PLAN = re.compile(r'^1\.\.(\d+)')
+PLAN = re.compile(r'^1\.\.(\d+)(?:\s*#\s*SKIP\b\s*(.*))?', re.IGNORECASE)
 SPLATS = [
     (re.compile(r'\bOops\b|general protection fault'), 'Oops'),
     (re.compile(r'\bBUG: |kernel BUG at'), 'BUG'),
@@ -63,10 +63,12 @@ def status_of(m):
 
 
 def programs(lines):
-    """[(runner's RESULT match, [its own RESULT matches], its plan or None)]."""
+    """[(runner's RESULT match, [its own RESULT matches], its plan or None,
+    the reason of its "1..0 # SKIP reason" plan or None)]."""
     found = []
     sub = []
     planned = None
+    plan_skip = None
     for raw in lines:
         line = raw.rstrip('\r\n')
         if line.startswith('    '):
@@ -74,6 +76,8 @@ def programs(lines):
             m = PLAN.match(inner)
             if m:
                 planned = int(m.group(1))
+                plan_skip = (m.group(2).strip()
+                             if planned == 0 and m.group(2) is not None else None)
                 continue
             m = RESULT.match(inner)
             if m:
@@ -81,16 +85,20 @@ def programs(lines):
             continue
         m = RESULT.match(line)
         if m:
-            found.append((m, sub, planned))
-            sub, planned = [], None
+            found.append((m, sub, planned, plan_skip))
+            sub, planned, plan_skip = [], None, None
     return found
 
 
-def program_cases(m, subs, planned):
+def program_cases(m, subs, planned, plan_skip=None):
     """The cases one program counts for."""
     pname = m.group(3)
     pstatus, preason = status_of(m)
     if not subs:
+        # A program that skipped as a whole said why in its own plan,
+        # "1..0 # SKIP reason"; the runner's line only gives its status.
+        if pstatus == 'SKIP' and plan_skip:
+            preason = plan_skip
         return [(pname, pstatus, preason)]
     cases = []
     for s in subs:
@@ -110,8 +118,8 @@ def parse_ktap(lines):
     """([(name, status, reason)] of the leaf cases, number of programs)."""
     progs = programs(lines)
     cases = []
-    for m, subs, planned in progs:
-        cases += program_cases(m, subs, planned)
+    for m, subs, planned, plan_skip in progs:
+        cases += program_cases(m, subs, planned, plan_skip)
     return cases, len(progs)
 
 

@@ -98,6 +98,21 @@ class TestParse(unittest.TestCase):
                                  ('whole', 'SKIP', '(exit 4: see its output)')])
         self.assertEqual(ktap.count(cases, 'SKIP'), 4)
 
+    def test_whole_skip_gives_its_plans_reason(self):
+        cases = cases_of('''
+            1..3
+                TAP version 13
+                1..0 # SKIP kernel lacks the knob
+            ok 1 whole # SKIP (exit 4: see its output)
+                1..0 # skip
+            ok 2 bare # SKIP (exit 4: see its output)
+                1..0 # SKIP empty but passed
+            ok 3 passed
+        ''')
+        self.assertEqual(cases, [('whole', 'SKIP', 'kernel lacks the knob'),
+                                 ('bare', 'SKIP', '(exit 4: see its output)'),
+                                 ('passed', 'PASS', '')])
+
     def test_xfail_passes_and_unnamed_case(self):
         cases = cases_of('''
             1..1
