@@ -61,12 +61,13 @@ fi
 # DISK_CACHE=none: guest reads that miss its page cache go to the disk, not
 # to the host's page cache (bench.sh sets it, so I/O costs what it costs).
 disk_cache=${DISK_CACHE:-writeback}
-# 2 GiB, 4 with arm64's 64 KiB pages: their THP is 512 MiB, and in 2 GiB
-# the kernel's own khugepaged cases run out of memory (killed, or
-# MADV_COLLAPSE failing), one run here and another there.
+# 2 GiB, 8 with arm64's 64 KiB pages: their THP is 512 MiB (order 13),
+# and in 4 GiB the kernel's own khugepaged anon and shmem cases could not
+# allocate one on either kernel (MADV_COLLAPSE: ENOMEM), in 2 GiB they
+# were killed.
 mem_default=2G
 if [ "$ROTHP_ARCH" = arm64 ] && [ "$ARM64_PAGES" = 64k ]; then
-	mem_default=4G
+	mem_default=8G
 fi
 mem=${GUEST_MEM:-$mem_default}
 # GUEST_CPUS: the guest's vCPUs. The runner fails the run (case guest.cpus)
