@@ -13,6 +13,9 @@
  *   textprog run                      call every stub once and exit 0 if all ok
  *   textprog demo [seconds]           MADV_HUGEPAGE the text and report, in
  *       plain words, whether and how fast it became PMD-mapped
+ *   textprog demo-pie PIE [seconds]   run "PIE demo seconds" (a build of
+ *       this program as a PIE), vm.mmap_rnd_bits raised for it first where
+ *       it keeps the series from aligning a PIE
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -98,8 +101,12 @@ static void usage(const char *prog)
 		"                   and mremap() them over it: 'dance <rc> <errno> <us>'\n"
 		"         exit\n"
 		"       %s run               call every stub once\n"
-		"       %s demo [seconds]    show the text becoming huge\n",
-		prog, prog, prog);
+		"       %s demo [seconds]    show the text becoming huge\n"
+		"       %s demo-pie PIE [seconds]\n"
+		"                            run 'PIE demo seconds' (default 30),\n"
+		"                            vm.mmap_rnd_bits raised first if the\n"
+		"                            series needs it to align a PIE\n",
+		prog, prog, prog, prog);
 }
 
 /* The r-xp VMA of /proc/self/exe that holds the stubs. */
@@ -501,6 +508,33 @@ static int demo(int timeout_s)
 	return 1;
 }
 
+/*
+ * The demo of a default-built PIE, started from here: the series aligns a
+ * PIE's text only if that keeps 16 random bits, which arm64's default
+ * vm.mmap_rnd_bits does not (Documentation/arm64.rst). Where the series is
+ * there, the setting is raised before the PIE's exec, as an administrator
+ * who wants PIE text huge would, said, and put back at exit
+ * (rothp_pie_rnd_bits_raise()). 0 if the PIE's demo succeeded, else 1.
+ */
+static int demo_pie(const char *pie, const char *seconds)
+{
+	pid_t pid;
+
+	if (!access(ROTHP_SYSCTL_DIR ROTHP_ELF_ALIGN_SYSCTL, F_OK))
+		rothp_pie_rnd_bits_raise();
+	pid = rothp_fork();
+	if (pid < 0) {
+		printf("fork: %s\n", strerror(errno));
+		return 1;
+	}
+	if (!pid) {
+		execl(pie, pie, "demo", seconds, (char *)NULL);
+		fprintf(stderr, "%s: %s\n", pie, strerror(errno));
+		_exit(127);
+	}
+	return rothp_child_wait(pid, -1, pie, NULL) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *action = argc > 1 ? argv[1] : NULL;
@@ -510,6 +544,13 @@ int main(int argc, char **argv)
 	if (!action) {
 		usage(argv[0]);
 		return 2;
+	}
+	if (!strcmp(action, "demo-pie")) {
+		if (argc < 3) {
+			usage(argv[0]);
+			return 2;
+		}
+		return demo_pie(argv[2], argc > 3 ? argv[3] : "30");
 	}
 	if (find_text(&text))
 		return 1;

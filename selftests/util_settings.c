@@ -192,9 +192,13 @@ long rothp_pie_rnd_bits_needed(void)
  */
 void rothp_pie_rnd_bits_raise(void)
 {
-	long val, need = rothp_pie_rnd_bits_needed();
+	long val, need;
 	char buf[32];
 
+	/* Without THP there is no PMD size, and nothing to align to. */
+	if (!rothp_hpage_pmd_size())
+		return;
+	need = rothp_pie_rnd_bits_needed();
 	if (rothp_sysctl_read(ROTHP_RND_BITS, &val) || val >= need)
 		return;
 	snprintf(buf, sizeof(buf), "%ld", need);
@@ -203,7 +207,7 @@ void rothp_pie_rnd_bits_raise(void)
 		ksft_print_msg("%s is %ld and cannot be raised to %ld: the series will not align PIEs\n",
 			       ROTHP_RND_BITS, val, need);
 	else
-		ksft_print_msg("%s raised from %ld to %ld for the test: the series aligns PIEs only then\n",
+		ksft_print_msg("%s raised from %ld to %ld for this run: below that the series leaves PIEs where 6.12 puts them, to keep 16 random bits\n",
 			       ROTHP_RND_BITS, val, need);
 }
 
