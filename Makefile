@@ -82,7 +82,8 @@ help:
 	@echo '           KERNEL_DEB_VERSION=$(or $(KERNEL_DEB_VERSION),6.12.118-1~deb12u1)'
 	@echo '           ALLOW_DOWNGRADE=1 (make deps: install the pinned linux-source over a newer one)'
 
-# DEPS=bench|deb|matrix: what those targets need too (sudo make deps DEPS=bench).
+# DEPS='bench deb matrix [CONFIG...]': what those targets need too, one group or
+# several (sudo make deps DEPS=bench).
 deps:
 	@$(S)/deps.sh $(DEPS)
 

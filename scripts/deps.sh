@@ -3,14 +3,14 @@
 # deps: install the Debian packages the harness needs, if any is missing,
 # linux-source-6.12 at the pinned version included (sudo make deps: the
 # other targets then run as a normal user).
-#   deps.sh [matrix [CONFIG...]]   matrix: also what make matrix builds the
-#                      configurations named with (all when none is named):
-#                      sparse; clang and lld; the arm64 cross compiler;
-#                      Debian's kernel configs
-#   deps.sh bench      also what make bench needs: the real programs it
-#                      runs (clang) and the instruction trace (valgrind)
-#   deps.sh deb        also what make deb needs: dpkg-dev, debhelper and
-#                      Debian's kernel configs
+#   deps.sh [GROUP...]  also what these need (several may be named):
+#     bench            make bench: the real programs it runs (clang) and the
+#                      instruction trace (valgrind)
+#     deb              make deb: dpkg-dev, debhelper and Debian's kernel
+#                      configs
+#     matrix [CONFIG...]  make matrix, for the configurations named after
+#                      it (all when none is): sparse; clang and lld; the
+#                      arm64 cross compiler; Debian's kernel configs
 # With ARCH=arm64 also what the arm64 guest needs.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -20,27 +20,40 @@ pkgs=(
 	git ccache python3 python3-docutils perl rsync
 	qemu-system-x86 busybox-static e2fsprogs xfsprogs util-linux
 )
-if [ "${1:-}" = bench ]; then
-	pkgs+=("clang-$ROTHP_CLANG_VER" valgrind)
-elif [ "${1:-}" = deb ]; then
-	pkgs+=(dpkg-dev debhelper linux-config-6.12)
-elif [ "${1:-}" = matrix ]; then
-	shift
-	pkgs+=(sparse)
-	for cfg in "${@:-clang arm64 debian-amd64}"; do
-		for c in $cfg; do
-			case "$c" in
-			clang) pkgs+=(clang lld llvm) ;;
-			arm64) pkgs+=(gcc-aarch64-linux-gnu) ;;
-			debian-amd64) pkgs+=(linux-config-6.12) ;;
-			esac
-		done
+# A word that names neither a group nor, after matrix, a configuration is
+# an error: a typo would otherwise install less than asked, silently.
+in_matrix=0 want_matrix=0
+named=()
+for w in "$@"; do
+	case "$w" in
+	bench) pkgs+=("clang-$ROTHP_CLANG_VER" valgrind) in_matrix=0 ;;
+	deb) pkgs+=(dpkg-dev debhelper linux-config-6.12) in_matrix=0 ;;
+	matrix) pkgs+=(sparse) in_matrix=1 want_matrix=1 ;;
+	*)
+		[ "$in_matrix" = 1 ] || die "DEPS: '$w' is not bench, deb or matrix [CONFIG...]"
+		[[ " $MATRIX_ALL " = *" $w "* ]] ||
+			die "'$w' is not a configuration of make matrix ($MATRIX_ALL)"
+		named+=("$w")
+		;;
+	esac
+done
+if [ "$want_matrix" = 1 ]; then
+	# shellcheck disable=SC2206 # the list's words
+	[ ${#named[@]} -gt 0 ] || named=($MATRIX_ALL)
+	for c in "${named[@]}"; do
+		case "$c" in
+		clang) pkgs+=(clang lld llvm) ;;
+		arm64) pkgs+=(gcc-aarch64-linux-gnu) ;;
+		debian-amd64) pkgs+=(linux-config-6.12) ;;
+		esac
 	done
 fi
 # ARCH=arm64: the cross compiler and QEMU's arm64 system emulator (its
 # userspace comes from Debian's arm64 packages, scripts/arm64-root.sh).
 [ "$ROTHP_ARCH" != arm64 ] || pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm)
 missing=()
+# shellcheck disable=SC2207 # package names have no spaces
+pkgs=($(printf '%s\n' "${pkgs[@]}" | sort -u))
 for p in "${pkgs[@]}"; do
 	[ -n "$(deb_installed "$p")" ] || missing+=("$p")
 done
@@ -64,7 +77,7 @@ fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 [ "$(id -u)" -eq 0 ] ||
-	die "missing packages: ${missing[*]}; installing them needs root: run 'sudo make deps${1:+ DEPS=$1}${ROTHP_ARCH_SFX:+ ARCH=$ROTHP_ARCH}'"
+	die "missing packages: ${missing[*]}; installing them needs root: run 'sudo make deps${*:+ DEPS=\"$*\"}${ROTHP_ARCH_SFX:+ ARCH=$ROTHP_ARCH}'"
 mkdir -p "$LOGS"
 run_logged "apt-get update" "$LOGS/deps.log" apt-get update
 if ! (run_logged "installing ${missing[*]}" "$LOGS/deps-install.log" \

@@ -17,6 +17,8 @@ KERNEL_DEB_VERSION=${KERNEL_DEB_VERSION:-6.12.118-1~deb12u1}
 # Debian's clang (bookworm's), whose binary links libclang-cpp and libLLVM:
 # the libLLVM-linked real program of make bench.
 ROTHP_CLANG_VER=14
+# make matrix's configurations (scripts/matrix.sh), all of them.
+MATRIX_ALL="x86_64 thp-off rothp-off shmem-off tracing-off memcg-off smp-off i386 arm64 clang debian-amd64"
 SRC=$BUILD/src/linux		# git tree, branch rothp = base + series
 BASE_SRC=$BUILD/src/baseline	# worktree of the tag base (pristine)
 LOGS=$BUILD/logs

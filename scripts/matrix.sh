@@ -18,8 +18,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-ALL="x86_64 thp-off rothp-off shmem-off tracing-off memcg-off smp-off i386 arm64 clang debian-amd64"
-configs=${*:-$ALL}
+configs=${*:-$MATRIX_ALL}
 mdir=$BUILD/matrix
 mlog=$LOGS/matrix
 mkdir -p "$mdir" "$mlog" "$RESULTS"
@@ -241,7 +240,7 @@ each_patch() {
 
 [ -d "$BASE_SRC" ] || die "$BASE_SRC missing: run 'make apply' first"
 for cfg in $configs; do
-	case " $ALL " in *" $cfg "*) ;; *) die "unknown configuration '$cfg' (one of: $ALL)" ;; esac
+	case " $MATRIX_ALL " in *" $cfg "*) ;; *) die "unknown configuration '$cfg' (one of: $MATRIX_ALL)" ;; esac
 	command -v sparse >/dev/null || die "sparse missing (make deps)"
 	case "$cfg" in
 	arm64) command -v aarch64-linux-gnu-gcc >/dev/null || die "aarch64-linux-gnu-gcc missing (make deps)" ;;

@@ -19,12 +19,31 @@ def installed():
     return r.stdout[len(prefix):] if r.stdout.startswith(prefix) else None
 
 
-def run(script, **env):
+def run(script, *args, **env):
     e = dict(os.environ, **env)
     e.pop('ALLOW_DOWNGRADE', None)
-    p = subprocess.run(['bash', os.path.join(TOP, 'scripts', script)], env=e,
+    p = subprocess.run(['bash', os.path.join(TOP, 'scripts', script), *args], env=e,
                        capture_output=True, text=True)
     return p.returncode, p.stderr
+
+
+class TestGroups(unittest.TestCase):
+    """A word of DEPS that names nothing stops deps.sh before it installs
+    anything, saying which word."""
+    def test_unknown_group(self):
+        rc, err = run('deps.sh', 'bench', 'benc')
+        self.assertEqual(rc, 1)
+        self.assertIn("DEPS: 'benc' is not bench, deb or matrix [CONFIG...]", err)
+
+    def test_configuration_only_after_matrix(self):
+        rc, err = run('deps.sh', 'deb', 'arm64')
+        self.assertEqual(rc, 1)
+        self.assertIn("'arm64' is not bench, deb or matrix", err)
+
+    def test_unknown_configuration(self):
+        rc, err = run('deps.sh', 'matrix', 'arm64', 'foo')
+        self.assertEqual(rc, 1)
+        self.assertIn("'foo' is not a configuration of make matrix (x86_64 ", err)
 
 
 @unittest.skipIf(installed() is None, f'{PKG} is not installed: make deps installs it')
