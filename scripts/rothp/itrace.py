@@ -145,7 +145,26 @@ def realmaps(text, mode='always', prog='cc1'):
         huge = set() if m.group(9) == '-' else {int(x, 16) for x in m.group(9).split(',')}
         out[os.path.basename(m.group(3))] = {
             'start': int(m.group(4), 16), 'end': int(m.group(5), 16),
-            'offset': int(m.group(6), 16), 'huge': huge}
+            'offset': int(m.group(6), 16), 'eligible': int(m.group(7)), 'huge': huge}
+    return out
+
+
+def eligible_map(guest, page=PAGE):
+    """realmaps()'s map with every eligible block huge: the whole
+    PMD-aligned blocks of each mapping at PMD-aligned file offsets, as
+    many as bench_real counted (it leaves out blocks that end past EOF,
+    the last ones), and those the guest had huge. The most any kernel can
+    make huge of that layout."""
+    pmd = tlb_model.pmd_size(page)
+    out = {}
+    for name, g in guest.items():
+        first = -(-g['start'] // pmd) * pmd
+        blocks = [a - g['start'] + g['offset'] for a in range(first, g['end'] - pmd + 1, pmd)]
+        blocks = [off for off in blocks if off % pmd == 0]
+        n = g.get('eligible', len(blocks))
+        # -1: bench_real could not look at the file; the blocks it saw huge
+        # are huge in the bound too.
+        out[name] = dict(g, huge=set(blocks[:n] if n >= 0 else []) | g['huge'])
     return out
 
 

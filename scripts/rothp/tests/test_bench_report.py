@@ -37,7 +37,8 @@ SCALARS = {
     'real_text_huge_share': 0.97, 'real_text_huge_share_always': 0.96,
     'real_text_huge_share_run': 0.98,
     'cc1_trace_l1_misses_pki_skl': 0.5, 'cc1_trace_l1_misses_pki_zen2': 1.5,
-    'cc1_trace_walks_pki_skl': 0.01, 'cc1_trace_walks_pki_zen2': 0.05}
+    'cc1_trace_walks_pki_skl': 0.01, 'cc1_trace_walks_pki_zen2': 0.05,
+    'cc1_trace_walks_bound_pki_skl': 0.001, 'cc1_trace_walks_bound_pki_zen2': 0.001}
 for _m in ('always', 'run'):
     for _p in ('cc1', 'clang'):
         SCALARS[f'real_text_huge_share_{_m}_{_p}'] = 0.97
@@ -49,7 +50,8 @@ COPY = {'huge_text_setup_big_ms': 200, 'huge_text_setup_first_ms': 20,
 
 
 X86_TRACE = ('cc1_trace_l1_misses_pki_skl', 'cc1_trace_l1_misses_pki_zen2',
-             'cc1_trace_walks_pki_skl', 'cc1_trace_walks_pki_zen2')
+             'cc1_trace_walks_pki_skl', 'cc1_trace_walks_pki_zen2',
+             'cc1_trace_walks_bound_pki_skl', 'cc1_trace_walks_bound_pki_zen2')
 X86_QEMU = 'qemu-system-x86_64 -accel {accel} -cpu max -smp 2\n'
 
 
@@ -205,6 +207,29 @@ class TestReductions(unittest.TestCase):
         obj, _, missing = bench_report.reduction_metric('cc1_trace_walks_reduction', base, patch)
         self.assertTrue(missing)
         self.assertIsNone(obj['value'])
+
+    def test_bound_is_the_patched_runs_bound_over_the_baselines_walks(self):
+        base = {'vals': {'cc1_trace_walks_pki_skl': 0.01, 'cc1_trace_walks_pki_zen2': 0.05,
+                         'cc1_trace_walks_bound_pki_skl': 0.0001}}
+        patch = {'vals': {'cc1_trace_walks_bound_pki_skl': 0.001,
+                          'cc1_trace_walks_bound_pki_zen2': 0.001}}
+        obj, row, missing = bench_report.reduction_metric('cc1_trace_walks_reduction_bound',
+                                                          base, patch)
+        self.assertFalse(missing)
+        self.assertAlmostEqual(obj['value'], 0.9)	# skl's; zen2's is 0.98
+        self.assertIsNone(obj['target_met'])		# a bound, not a target
+        self.assertEqual((obj['of'][0]['metric'], obj['of'][0]['baseline_metric']),
+                         ('cc1_trace_walks_bound_pki_skl', 'cc1_trace_walks_pki_skl'))
+        self.assertEqual(row[1].split(', ')[0],
+                         'cc1_trace_walks_bound_pki_skl over cc1_trace_walks_pki_skl')
+        self.assertEqual(row[-1], '-')
+        # Published with its figure, not counted as a target.
+        rows = bench_report.figure_rows([obj])
+        self.assertEqual(rows[0][0], 'cc1_trace_walks_reduction_bound')
+        text = bench_report.figures_text({'meta': {'date': 'd', 'commit': 'c', 'host': 'h',
+                                                   'guest': 'g'}, 'metrics': [obj]})
+        self.assertIn('(none: the most the reduction', ' '.join(text))
+        self.assertNotIn('NOT met', ' '.join(text))
 
 
 class TestTargets(unittest.TestCase):
@@ -420,7 +445,11 @@ class TestArch(unittest.TestCase):
                                       'wall_ns_per_call') for s in spans])
         names = [o['metric'] for o in js['metrics']]
         self.assertEqual([m for m in names if m.startswith('cc1_trace')],
-                         sorted(X86_TRACE) + ['cc1_trace_walks_reduction'])
+                         sorted(X86_TRACE) + ['cc1_trace_walks_reduction',
+                                              'cc1_trace_walks_reduction_bound'])
+        # The bound: every eligible block huge, over the baseline's walks.
+        self.assertAlmostEqual(metric(js, 'cc1_trace_walks_reduction_bound')['value'], 0.9)
+        self.assertIsNone(metric(js, 'cc1_trace_walks_reduction_bound')['target_met'])
         self.assertFalse([m for m in names if 'a76' in m])
         self.assertNotIn('Cortex', md)
         self.assertEqual(list(js['meta']['tlb_model']), ['skl', 'zen2'])

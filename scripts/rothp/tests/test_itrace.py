@@ -115,6 +115,27 @@ class TestItrace(unittest.TestCase):
         self.assertEqual(keys[0x4001], (0x7f0000001000 // 4096) << 1)
         self.assertEqual(len(keys), (0xa00000 - 0x631000) // 4096 + 2)
 
+    def test_eligible_map(self):
+        # cc1 not a PIE: text from 0x431000, file offset 0x31000, to 0x1600000;
+        # its whole aligned blocks are 0x600000..0x1600000, 8 of them, one
+        # of which (its last) bench_real left out as ending past EOF.
+        guest = itrace.realmaps(
+            'REALMAP always cc1 /mnt/ext4/gcc/cc1 0x431000 0x1600000 0x31000 7 2 '
+            '0x200000,0x400000\n'
+            'REALMAP always cc1 /mnt/ext4/gcc/lib/libc.so.6 0x7f0000028000 0x7f000019d000 '
+            '0x28000 0 0 -\n'
+            'REALMAP always cc1 /mnt/ext4/x/skewed 0x7f0000401000 0x7f0000a01000 0x0 0 0 -\n')
+        bound = itrace.eligible_map(guest)
+        self.assertEqual(sorted(bound['cc1']['huge']), [0x200000 * i for i in range(1, 8)])
+        self.assertEqual(bound['libc.so.6']['huge'], set())
+        # Not congruent: no block at an aligned address is at an aligned offset.
+        self.assertEqual(bound['skewed']['huge'], set())
+        self.assertEqual(guest['cc1']['huge'], {0x200000, 0x400000})	# left as it was
+        self.assertEqual(bound['cc1']['start'], 0x431000)
+        # A file bench_real could not look at (-1): what the guest had huge.
+        guest['cc1']['eligible'] = -1
+        self.assertEqual(itrace.eligible_map(guest)['cc1']['huge'], {0x200000, 0x400000})
+
     def test_page_keys_16k(self):
         # A guest of 16 KiB pages: keys in 16 KiB pages and 32 MiB blocks.
         traced = itrace.text_maps('00400000-00410000 r-xp 02000000 fe:00 1 /x/cc1\n'
