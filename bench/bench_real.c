@@ -21,6 +21,13 @@
  *   always   THP "always", the program started as it is
  *   run      THP "madvise", the program started by "hugetext run"
  *
+ * Both modes are watched before either is reported: a library with
+ * eligible blocks that one mode's processes had not yet mapped when its
+ * window ended (clang's first process still reading in libclang-cpp
+ * before the loader maps libLLVM) counts in that mode with the blocks the
+ * other mode saw, none PMD-mapped, so that a slow start lowers the share
+ * rather than shrinking what it is a share of.
+ *
  * A block is eligible when it is a whole 2 MiB-aligned block of a text
  * mapping at a 2 MiB-aligned file offset, inside the file
  * (rothp_vma_eligible_blocks()). The notes say of each mapping with none
@@ -110,6 +117,7 @@ struct text_file {
 struct seen {
 	struct text_file f[MAX_FILES];
 	int nr, runs, polls;
+	long eligible, pmd, first;	/* summed over its mappings (report()) */
 };
 
 static const char *dir;
@@ -317,14 +325,29 @@ static void watch(const struct program *p, enum mode m, struct seen *s)
 	waitpid(pid, NULL, 0);
 }
 
-/* Notes and REALMAP lines; *eligible and *pmd summed over its mappings. */
-static void report(const struct program *p, enum mode m, struct seen *s, long *eligible, long *pmd)
+static const struct text_file *find_path(const struct seen *s, const char *path)
 {
-	struct text_file *f;
-	long b, first = 0;
 	int i;
 
-	*eligible = *pmd = 0;
+	for (i = 0; i < s->nr; i++) {
+		if (!strcmp(s->f[i].vma.path, path))
+			return &s->f[i];
+	}
+	return NULL;
+}
+
+/*
+ * Notes and REALMAP lines of p's mappings, printed as soon as p is
+ * watched in mode m (a later failure keeps them in the log); their sums
+ * go to s->eligible, s->pmd, s->first.
+ */
+static void report(const struct program *p, enum mode m, struct seen *s)
+{
+	struct text_file *f;
+	long b;
+	int i;
+
+	s->eligible = s->pmd = s->first = 0;
 	printf("# %s, %s: %d processes, %d polls in %d s\n", p->name, mode_names[m], s->runs,
 	       s->polls, WINDOW_S);
 	for (i = 0; i < s->nr; i++) {
@@ -343,15 +366,43 @@ static void report(const struct program *p, enum mode m, struct seen *s, long *e
 			       mode_names[m], f->vma.path, (f->vma.end - f->vma.start) >> 10,
 			       not_eligible(f));
 		if (f->eligible > 0) {
-			*eligible += f->eligible;
-			*pmd += f->pmd;
-			first += f->pmd_first;
+			s->eligible += f->eligible;
+			s->pmd += f->pmd;
+			s->first += f->pmd_first;
 		}
 		free(f->huge);
+		f->huge = NULL;
 	}
 	if (!s->nr)
 		rothp_bench_fail("%s (%s): no text mapping seen (did it start?)", p->name,
 				 mode_names[m]);
+}
+
+/*
+ * The BENCH lines of p in mode m, once both modes are watched: other is p
+ * in the other mode. A library with eligible blocks there that this
+ * mode's processes had not mapped within WINDOW_S (a first process still
+ * reading in the libraries mapped before it) counts with those blocks,
+ * none PMD-mapped: the share is of what the program maps, not of what it
+ * got to. *eligible and *pmd: the sums.
+ */
+static void report_share(const struct program *p, enum mode m, const struct seen *s,
+			 const struct seen *other, long *eligible, long *pmd)
+{
+	const struct text_file *o;
+	int i;
+
+	*eligible = s->eligible;
+	*pmd = s->pmd;
+	for (i = 0; i < other->nr; i++) {
+		o = &other->f[i];
+		if (o->eligible <= 0 || find_path(s, o->vma.path))
+			continue;
+		printf("# %s, %s: %s: not mapped within %d s (%ld eligible blocks under %s): counted, none PMD-mapped\n",
+		       p->name, mode_names[m], o->vma.path, WINDOW_S, o->eligible,
+		       mode_names[m == MODE_ALWAYS ? MODE_RUN : MODE_ALWAYS]);
+		*eligible += o->eligible;
+	}
 	printf("BENCH real_text_eligible_blocks_%s_%s %ld blocks\n", mode_names[m], p->name,
 	       *eligible);
 	if (*eligible) {
@@ -359,7 +410,7 @@ static void report(const struct program *p, enum mode m, struct seen *s, long *e
 		       (double)*pmd / *eligible);
 		/* The first process alone: what a program run once gets. */
 		printf("BENCH real_text_first_share_%s_%s %.3f share\n", mode_names[m], p->name,
-		       (double)first / *eligible);
+		       (double)s->first / *eligible);
 	}
 	else
 		printf("# %s, %s: no eligible block in the program or its libraries (above): no share\n",
@@ -375,7 +426,7 @@ int main(int argc, char **argv)
 {
 	static const char *const enabled[NR_MODES] = { "always", "madvise" };
 	long eligible, pmd, all_e = 0, all_p = 0, mode_e, mode_p;
-	static struct seen s;
+	static struct seen s[NR_MODES][sizeof(programs) / sizeof(programs[0])];
 	struct utsname u;
 	size_t i;
 	int m;
@@ -391,12 +442,19 @@ int main(int argc, char **argv)
 	uname(&u);
 	printf("# kernel %s, %d cpus, %s\n", u.release, rothp_nr_cpus(), dir);
 
+	/* Both modes watched before the shares: each reads the other's mappings. */
 	for (m = 0; m < NR_MODES; m++) {
 		rothp_bench_thp_set("enabled", enabled[m]);
+		for (i = 0; i < sizeof(programs) / sizeof(programs[0]); i++) {
+			watch(&programs[i], m, &s[m][i]);
+			report(&programs[i], m, &s[m][i]);
+		}
+	}
+	for (m = 0; m < NR_MODES; m++) {
 		mode_e = mode_p = 0;
 		for (i = 0; i < sizeof(programs) / sizeof(programs[0]); i++) {
-			watch(&programs[i], m, &s);
-			report(&programs[i], m, &s, &eligible, &pmd);
+			report_share(&programs[i], m, &s[m][i], &s[NR_MODES - 1 - m][i], &eligible,
+				     &pmd);
 			mode_e += eligible;
 			mode_p += pmd;
 		}
