@@ -15,9 +15,13 @@
  *            script: JSON, regular expressions and zlib
  *
  * Each runs again and again for WINDOW_S seconds from its first exec, its
- * page cache dropped first, its text mappings polled every POLL_MS: the
- * most blocks each r-x file mapping had PMD-mapped at one poll is what it
- * got. Two ways to get huge text, each measured on its own:
+ * page cache dropped first and SCRUB_MIB MiB of free memory written (needed
+ * under QEMU's TCG only, where copying into memory that held the last
+ * window's text was 10 to 100 times slower, done everywhere:
+ * rothp_bench_scrub_free_memory()), its text mappings polled every
+ * POLL_MS: the most blocks each r-x file mapping had PMD-mapped at one
+ * poll is what it got. Two ways to get huge text, each
+ * measured on its own:
  *   always   THP "always", the program started as it is
  *   run      THP "madvise", the program started by "hugetext run"
  *
@@ -67,6 +71,12 @@
 
 #define WINDOW_S	3
 #define POLL_MS		50
+/*
+ * Free memory written before each window: over twice the huge pages the
+ * text collapsed in a window can free (clang's 88 blocks, 176 MiB), as a
+ * margin for the small text pages a collapse frees.
+ */
+#define SCRUB_MIB	384
 #define CC1_FUNCS	2
 #define MAX_FILES	64
 #define SRC		"/tmp/bench_real.c"
@@ -117,6 +127,7 @@ struct text_file {
 struct seen {
 	struct text_file f[MAX_FILES];
 	int nr, runs, polls;
+	struct rothp_scrub scrub;	/* before the window */
 	long eligible, pmd, first;	/* summed over its mappings (report()) */
 };
 
@@ -302,6 +313,8 @@ static void watch(const struct program *p, enum mode m, struct seen *s)
 		rothp_bench_fail("%s: %s", bin, strerror(errno));
 	if (rothp_drop_caches())
 		rothp_bench_fail("drop_caches: %s", strerror(errno));
+	/* Write the memory the last window's text held, untimed. */
+	rothp_bench_scrub_free_memory((size_t)SCRUB_MIB << 20, &s->scrub);
 	first = rothp_now();
 	pid = start(p, m);
 	s->runs = 1;
@@ -350,6 +363,9 @@ static void report(const struct program *p, enum mode m, struct seen *s)
 	s->eligible = s->pmd = s->first = 0;
 	printf("# %s, %s: %d processes, %d polls in %d s\n", p->name, mode_names[m], s->runs,
 	       s->polls, WINDOW_S);
+	printf("# %s, %s: before it, %d MiB scrubbed in %.2f s: %ld huge pages, %ld fallbacks, %ld pages swapped out\n",
+	       p->name, mode_names[m], SCRUB_MIB, s->scrub.secs, s->scrub.thps, s->scrub.fallback,
+	       s->scrub.swapped);
 	for (i = 0; i < s->nr; i++) {
 		f = &s->f[i];
 		printf("REALMAP %s %s %s %#lx %#lx %#lx %ld %ld ", mode_names[m], p->name,

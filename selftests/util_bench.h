@@ -6,6 +6,8 @@
 #ifndef __ROTHP_UTIL_BENCH_H
 #define __ROTHP_UTIL_BENCH_H
 
+#include <stddef.h>
+
 /* Print "# error: ..." and exit 1, running the atexit handlers. */
 void rothp_bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* Output, argument, root, THP checked and its settings saved: the directory. */
@@ -14,6 +16,16 @@ const char *rothp_bench_start(int argc, char **argv);
 void rothp_bench_cc1_source(const char *path, int nr_funcs);
 /* rothp_fresh_cache(), or fail. */
 void rothp_bench_fresh_cache(const char *path);
+/* What rothp_bench_scrub_free_memory() did. */
+struct rothp_scrub {
+	double secs;		/* its time */
+	long thps;		/* huge pages faulted in (thp_fault_alloc) */
+	long fallback;		/* faults that fell back to small pages */
+	long swapped;		/* pages swapped out meanwhile (pswpout) */
+};
+
+/* Write that much anonymous memory in huge pages and free it, or fail. */
+void rothp_bench_scrub_free_memory(size_t bytes, struct rothp_scrub *r);
 /* rothp_thp_set_str(), or fail: the benchmarks' rothp_thp_set_checked(). */
 void rothp_bench_thp_set(const char *knob, const char *val);
 
