@@ -3,7 +3,8 @@
 # deb: Debian binary packages (linux-image, linux-headers) of 6.12 with the
 # series and CONFIG_READ_ONLY_THP_FOR_FS=y, made by the kernel's own
 # "make bindeb-pkg", in build/deb/CONFIG/, their contents checked with
-# dpkg-deb.
+# dpkg-deb, the image's kernel booted under QEMU (scripts/deb-boot.sh;
+# to boot it again alone: scripts/deb-boot.sh NAME).
 #   deb.sh [debian|rothp]
 #     debian  Debian's own config for the flavour DEB_FLAVOUR (default
 #             amd64; cloud-amd64 is Debian's smaller one for virtual
@@ -104,4 +105,7 @@ modules=$(grep -c '\.ko\(\.xz\)\?$' "$out/image.contents" || true)
 	done
 	echo "modules: $modules"
 } | tee "$out/summary.txt"
+# The packaged kernel, booted under QEMU: the series live in it.
+"$ROTHP_TOP/scripts/deb-boot.sh" "$name"
+echo "boot: ok under QEMU (boot.log, boot-checks.log)" | tee -a "$out/summary.txt"
 info "packages in ${out#"$ROTHP_TOP"/}; install: sudo apt install ./$(basename "$image") ./$(basename "$headers")"
