@@ -321,7 +321,7 @@ static void sweep(enum mode m)
 	if (!map || !map2)
 		rothp_bench_fail("malloc");
 	rothp_bench_thp_set("enabled", m == MODE_4K ? "never" : "madvise");
-	rothp_bench_fresh_cache(big.path);
+	rothp_bench_fresh_cache(big.path, NULL);
 	if (textproc_start(&tp, big.path, "none"))
 		rothp_bench_fail("cannot start %s", big.path);
 	base = blob_addr(&tp, &big);
@@ -389,7 +389,7 @@ static void collapse_cost(void)
 		rothp_bench_fail("%s: %s", big.path, strerror(errno));
 	rothp_bench_thp_set("enabled", "madvise");
 	for (r = 0; r < COLLAPSE_RUNS; r++) {
-		rothp_bench_fresh_cache(big.path);
+		rothp_bench_fresh_cache(big.path, NULL);
 		p = rothp_elf_map_text(big.path, true, &len);
 		if (p == MAP_FAILED)
 			rothp_bench_fail("mapping the 2 MiB blocks of %s: %s", big.path,
@@ -466,7 +466,7 @@ static void measure_memory(enum mode m)
 	int i;
 
 	rothp_bench_thp_set("enabled", "madvise");
-	rothp_bench_fresh_cache(small.path);
+	rothp_bench_fresh_cache(small.path, NULL);
 	for (i = 0; i < NPROC; i++) {
 		if (textproc_start(&tp[i], small.path, "none"))
 			rothp_bench_fail("cannot start %s", small.path);
@@ -510,7 +510,7 @@ static void partly_used(void)
 	int rc, err;
 
 	rothp_bench_thp_set("enabled", "madvise");
-	rothp_bench_fresh_cache(NULL);
+	rothp_bench_fresh_cache(NULL, NULL);
 	if (textproc_start(&tp, small.path, "none"))
 		rothp_bench_fail("cannot start %s", small.path);
 	cmd_ok(&tp, "random", reply, sizeof(reply), "random 0 ");
@@ -545,7 +545,7 @@ static void check_observable(enum mode m)
 	bool named;
 
 	rothp_bench_thp_set("enabled", "madvise");
-	rothp_bench_fresh_cache(small.path);
+	rothp_bench_fresh_cache(small.path, NULL);
 	if (textproc_start(&tp, small.path, "none"))
 		rothp_bench_fail("cannot start %s", small.path);
 	make_mode(&tp, m);

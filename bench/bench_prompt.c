@@ -322,7 +322,7 @@ static double run_once(const struct scene *sc)
 		rothp_bench_fail("%s: cannot start a %d MiB neighbour", sc->what, NEIGHBOUR_MIB);
 	if (sc->flood)
 		flooder_start(&fl);
-	rothp_bench_fresh_cache(sc->path);
+	rothp_bench_fresh_cache(sc->path, NULL);
 	if (textproc_start(&tp, sc->path, "none"))
 		rothp_bench_fail("%s: cannot start %s", sc->what, sc->path);
 	if (textproc_run(&tp, &calls) != 1)
@@ -428,7 +428,7 @@ static double madvise_us(void)
 	pid_t pid;
 
 	quiesce();
-	rothp_bench_fresh_cache(prog);
+	rothp_bench_fresh_cache(prog, NULL);
 	for (i = 0; i < MADV_PROCS; i++) {
 		if (pipe2(fd, O_CLOEXEC))
 			rothp_bench_fail("pipe: %s", strerror(errno));
@@ -834,7 +834,7 @@ static void cc1_watch(const char *who, double cap_s, bool until_huge, struct cc1
 	memset(s, 0, sizeof(*s));
 	s->reached = -1;
 	s->mib16 = -1;
-	rothp_bench_fresh_cache(cc1);
+	rothp_bench_fresh_cache(cc1, NULL);
 	quiesce();
 	traced = cc1_trace_begin();
 	cc1_next(&l);

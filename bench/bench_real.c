@@ -15,12 +15,11 @@
  *            script: JSON, regular expressions and zlib
  *
  * Each runs again and again for WINDOW_S seconds from its first exec, its
- * page cache dropped first and SCRUB_MIB MiB of free memory written (needed
- * under QEMU's TCG only, where copying into memory that held the last
- * window's text was 10 to 100 times slower, done everywhere:
- * rothp_bench_scrub_free_memory()), its text mappings polled every
- * POLL_MS: the most blocks each r-x file mapping had PMD-mapped at one
- * poll is what it got. Two ways to get huge text, each
+ * page cache dropped first and free memory written
+ * (rothp_bench_fresh_cache(): under QEMU's TCG, copying into memory that
+ * held the last window's text was 10 to 100 times slower), its text
+ * mappings polled every POLL_MS: the most blocks each r-x file mapping had
+ * PMD-mapped at one poll is what it got. Two ways to get huge text, each
  * measured on its own:
  *   always   THP "always", the program started as it is
  *   run      THP "madvise", the program started by "hugetext run"
@@ -71,12 +70,6 @@
 
 #define WINDOW_S	3
 #define POLL_MS		50
-/*
- * Free memory written before each window: over twice the huge pages the
- * text collapsed in a window can free (clang's 88 blocks, 176 MiB), as a
- * margin for the small text pages a collapse frees.
- */
-#define SCRUB_MIB	384
 #define CC1_FUNCS	2
 #define MAX_FILES	64
 #define SRC		"/tmp/bench_real.c"
@@ -311,10 +304,8 @@ static void watch(const struct program *p, enum mode m, struct seen *s)
 	path_in_dir(bin, sizeof(bin), p->bin);
 	if (stat(bin, &st))
 		rothp_bench_fail("%s: %s", bin, strerror(errno));
-	if (rothp_drop_caches())
-		rothp_bench_fail("drop_caches: %s", strerror(errno));
-	/* Write the memory the last window's text held, untimed. */
-	rothp_bench_scrub_free_memory((size_t)SCRUB_MIB << 20, &s->scrub);
+	/* Also writes the memory the last window's text held, untimed. */
+	rothp_bench_fresh_cache(NULL, &s->scrub);
 	first = rothp_now();
 	pid = start(p, m);
 	s->runs = 1;
@@ -364,8 +355,8 @@ static void report(const struct program *p, enum mode m, struct seen *s)
 	printf("# %s, %s: %d processes, %d polls in %d s\n", p->name, mode_names[m], s->runs,
 	       s->polls, WINDOW_S);
 	printf("# %s, %s: before it, %d MiB scrubbed in %.2f s: %ld huge pages, %ld fallbacks, %ld pages swapped out\n",
-	       p->name, mode_names[m], SCRUB_MIB, s->scrub.secs, s->scrub.thps, s->scrub.fallback,
-	       s->scrub.swapped);
+	       p->name, mode_names[m], ROTHP_BENCH_SCRUB_MIB, s->scrub.secs, s->scrub.thps,
+	       s->scrub.fallback, s->scrub.swapped);
 	for (i = 0; i < s->nr; i++) {
 		f = &s->f[i];
 		printf("REALMAP %s %s %s %#lx %#lx %#lx %ld %ld ", mode_names[m], p->name,

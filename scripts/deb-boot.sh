@@ -29,12 +29,11 @@ shopt -u nullglob
 image=${images[0]}
 arch=$(dpkg-deb -f "$image" Architecture)
 [ "$arch" = amd64 ] || die "$(basename "$image") is for $arch: deb-boot.sh boots amd64 packages only"
-command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: sudo make deps"
-busybox=$(command -v busybox || true)
-[ -n "$busybox" ] && ! readelf -l "$busybox" 2>/dev/null | grep -q INTERP ||
-	die "a static busybox is needed (apt-get install busybox-static, or make deps)"
 krel=$(dpkg-deb -f "$image" Package)
 krel=${krel#linux-image-}
+log=$out/boot.log
+checks=$out/boot-checks.log
+rm -f "$log" "$checks"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -43,6 +42,10 @@ mkdir -p "$root"/{bin,boot,dev,proc,sys}
 dpkg-deb --fsys-tarfile "$image" |
 	tar -x -C "$root" "./boot/vmlinuz-$krel" "./boot/config-$krel" ||
 	die "$(basename "$image") lacks ./boot/vmlinuz-$krel or ./boot/config-$krel"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: sudo make deps"
+busybox=$(command -v busybox || true)
+[ -n "$busybox" ] && ! readelf -l "$busybox" 2>/dev/null | grep -q INTERP ||
+	die "a static busybox is needed (apt-get install busybox-static, or make deps)"
 mv "$root/boot/vmlinuz-$krel" "$tmp/"
 case "$(grep -E '^CONFIG_TRANSPARENT_HUGEPAGE_(ALWAYS|MADVISE|NEVER)=y' "$root/boot/config-$krel")" in
 *ALWAYS*) thp=always ;;
@@ -77,13 +80,11 @@ EOF
 chmod 0755 "$root/init"
 (cd "$root" && find . -print0 | sort -z | cpio --quiet -o -0 -H newc -R 0:0) >"$tmp/initramfs.cpio"
 
-log=$out/boot.log
-checks=$out/boot-checks.log
-rm -f "$log" "$checks"
-tmo=600
+tmo=${BOOT_TIMEOUT:-600}
 info "booting $krel from $(basename "$image") (TCG, 2 cpus); console: $rel_out/boot.log"
 rc=0
-timeout --foreground -k 10 "$tmo" qemu-system-x86_64 -accel tcg,thread=multi \
+# The CPU model of boot.sh's guests (its comment says why).
+timeout -k 10 "$tmo" qemu-system-x86_64 -accel tcg,thread=multi \
 	-cpu max,la57=off,erms=off,fsrm=off -smp 2 -m 1G \
 	-nodefaults -display none -no-reboot \
 	-serial "file:$log" -serial "file:$checks" \

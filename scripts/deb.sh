@@ -106,6 +106,9 @@ modules=$(grep -c '\.ko\(\.xz\)\?$' "$out/image.contents" || true)
 	echo "modules: $modules"
 } | tee "$out/summary.txt"
 # The packaged kernel, booted under QEMU: the series live in it.
-"$ROTHP_TOP/scripts/deb-boot.sh" "$name"
+if ! "$ROTHP_TOP/scripts/deb-boot.sh" "$name"; then
+	echo "boot: FAILED (boot.log, boot-checks.log)" >>"$out/summary.txt"
+	exit 1
+fi
 echo "boot: ok under QEMU (boot.log, boot-checks.log)" | tee -a "$out/summary.txt"
 info "packages in ${out#"$ROTHP_TOP"/}; install: sudo apt install ./$(basename "$image") ./$(basename "$headers")"

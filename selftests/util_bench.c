@@ -66,15 +66,6 @@ void rothp_bench_cc1_source(const char *path, int nr_funcs)
 		rothp_bench_fail("writing %s: %s", path, strerror(errno));
 }
 
-/* Drop the page cache, then read path (unless NULL) back in small folios. */
-void rothp_bench_fresh_cache(const char *path)
-{
-	char why[PATH_MAX + 64];
-
-	if (rothp_fresh_cache(path, why, sizeof(why)))
-		rothp_bench_fail("%s", why);
-}
-
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23
 #endif
@@ -98,7 +89,8 @@ static long scrub_vmstat(const char *name)
  * 2 MiB, against 10 ms into other memory, with 151 of 152 stack samples in
  * the copy; the page allocator hands the pages freed last out first, so
  * the next collapses took those. Faulted in here, the kernel zeroes them
- * before the benchmark's clock starts. On hardware what the memory held
+ * before the benchmark's clock starts (rothp_bench_fresh_cache() does it
+ * after every drop of the page cache). On hardware what the memory held
  * costs nothing; under KVM this is only time spent. Both kernels run it
  * alike. Needs THP in the kernel (rothp_bench_start() checks).
  */
@@ -124,6 +116,22 @@ void rothp_bench_scrub_free_memory(size_t bytes, struct rothp_scrub *r)
 	r->thps = scrub_vmstat("thp_fault_alloc") - alloc;
 	r->fallback = scrub_vmstat("thp_fault_fallback") - fallback;
 	r->swapped = scrub_vmstat("pswpout") - swapped;
+}
+
+/*
+ * Drop the page cache, write ROTHP_BENCH_SCRUB_MIB of free memory
+ * (rothp_bench_scrub_free_memory(); what it did in *scrub unless NULL),
+ * then read path (unless NULL) back in small folios.
+ */
+void rothp_bench_fresh_cache(const char *path, struct rothp_scrub *scrub)
+{
+	struct rothp_scrub r;
+
+	if (rothp_drop_caches())
+		rothp_bench_fail("drop_caches: %s", strerror(errno));
+	rothp_bench_scrub_free_memory((size_t)ROTHP_BENCH_SCRUB_MIB << 20, scrub ? scrub : &r);
+	if (path && rothp_prewarm(path))
+		rothp_bench_fail("cannot read %s: %s", path, strerror(errno));
 }
 
 void rothp_bench_thp_set(const char *knob, const char *val)

@@ -14,8 +14,6 @@ void rothp_bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2),
 const char *rothp_bench_start(int argc, char **argv);
 /* A generated C file for cc1 and clang, a scratch file at path, or fail. */
 void rothp_bench_cc1_source(const char *path, int nr_funcs);
-/* rothp_fresh_cache(), or fail. */
-void rothp_bench_fresh_cache(const char *path);
 /* What rothp_bench_scrub_free_memory() did. */
 struct rothp_scrub {
 	double secs;		/* its time */
@@ -24,8 +22,18 @@ struct rothp_scrub {
 	long swapped;		/* pages swapped out meanwhile (pswpout) */
 };
 
+/*
+ * Free memory written after each drop of the page cache: more than the
+ * huge pages one program's collapsed text can free (bench_real's clang,
+ * 88 blocks; bench_itlb's textprog_big, 128), with room for the small
+ * text pages a collapse frees.
+ */
+#define ROTHP_BENCH_SCRUB_MIB	384
+
 /* Write that much anonymous memory in huge pages and free it, or fail. */
 void rothp_bench_scrub_free_memory(size_t bytes, struct rothp_scrub *r);
+/* Page cache dropped, free memory scrubbed, path (unless NULL) read in. */
+void rothp_bench_fresh_cache(const char *path, struct rothp_scrub *scrub);
 /* rothp_thp_set_str(), or fail: the benchmarks' rothp_thp_set_checked(). */
 void rothp_bench_thp_set(const char *knob, const char *val);
 

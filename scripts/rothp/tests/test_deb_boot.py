@@ -46,8 +46,10 @@ class TestRefusals(unittest.TestCase):
         shutil.rmtree(self.build)
 
     def run_boot(self):
-        env = dict(os.environ, BUILD=self.build)
-        env.pop('ARCH', None)
+        # Only what the script needs from the caller: nothing of the
+        # project's variables (ARCH, PREEMPT, ROTHP_*) leaks in.
+        env = {k: os.environ[k] for k in ('PATH', 'HOME', 'LANG') if k in os.environ}
+        env['BUILD'] = self.build
         p = subprocess.run(['bash', os.path.join(TOP, 'scripts', 'deb-boot.sh'), 'test'],
                            env=env, capture_output=True, text=True, timeout=120)
         return p.returncode, p.stderr
@@ -73,8 +75,6 @@ class TestRefusals(unittest.TestCase):
         self.assertIn(f'linux-image-{KREL}_6.12.118-1+rothp_arm64.deb is for arm64: '
                       'deb-boot.sh boots amd64 packages only', err)
 
-    @unittest.skipIf(shutil.which('qemu-system-x86_64') is None or shutil.which('busybox') is None,
-                     'qemu-system-x86_64 or busybox is missing: make deps installs them')
     def test_no_kernel(self):
         fake_image(self.out, files=[f'/boot/config-{KREL}'])
         rc, err = self.run_boot()
