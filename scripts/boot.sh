@@ -119,16 +119,8 @@ kernel_cmdline() {
 }
 
 qemu() {
-	# TCG's "max" CPU offers 5-level paging; with it, this KASAN kernel
-	# reports a wild access in early boot under TCG. Real x86 servers
-	# mostly run 4-level paging, so test that. It also offers ERMS and
-	# FSRM, which make the kernel copy with "rep movsb": TCG runs that a
-	# byte at a time, and copies to user memory ran 5.7x slower than with
-	# "rep movsq" (64 MiB of pread from the page cache: 0.25 s against
-	# 0.044 s). Real CPUs with ERMS copy fastest that way; under TCG it
-	# made every copy, and so the page cache against the disk, look
-	# slower than on hardware. Both kernels boot the same CPU model.
-	local accel=$1 dir=$2 tmo=$3 m=$4 cpu=max,la57=off,erms=off,fsrm=off
+	# x86-64: ROTHP_X86_TCG_CPU (lib.sh says why); every kernel boots it.
+	local accel=$1 dir=$2 tmo=$3 m=$4 cpu=$ROTHP_X86_TCG_CPU
 	local acc=$1 cmdline d
 	local -a drives=() machine=() ktap=()
 	[ "$accel" = kvm ] && cpu=host

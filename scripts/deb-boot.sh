@@ -43,9 +43,7 @@ dpkg-deb --fsys-tarfile "$image" |
 	tar -x -C "$root" "./boot/vmlinuz-$krel" "./boot/config-$krel" ||
 	die "$(basename "$image") lacks ./boot/vmlinuz-$krel or ./boot/config-$krel"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: sudo make deps"
-busybox=$(command -v busybox || true)
-[ -n "$busybox" ] && ! readelf -l "$busybox" 2>/dev/null | grep -q INTERP ||
-	die "a static busybox is needed (apt-get install busybox-static, or make deps)"
+busybox=$(static_busybox "$(command -v busybox || true)")
 mv "$root/boot/vmlinuz-$krel" "$tmp/"
 case "$(grep -E '^CONFIG_TRANSPARENT_HUGEPAGE_(ALWAYS|MADVISE|NEVER)=y' "$root/boot/config-$krel")" in
 *ALWAYS*) thp=always ;;
@@ -78,14 +76,13 @@ thp=/sys/kernel/mm/transparent_hugepage
 reboot -f
 EOF
 chmod 0755 "$root/init"
-(cd "$root" && find . -print0 | sort -z | cpio --quiet -o -0 -H newc -R 0:0) >"$tmp/initramfs.cpio"
+pack_initramfs "$root" "$tmp/initramfs.cpio"
 
 tmo=${BOOT_TIMEOUT:-600}
 info "booting $krel from $(basename "$image") (TCG, 2 cpus); console: $rel_out/boot.log"
 rc=0
-# The CPU model of boot.sh's guests (its comment says why).
 timeout -k 10 "$tmo" qemu-system-x86_64 -accel tcg,thread=multi \
-	-cpu max,la57=off,erms=off,fsrm=off -smp 2 -m 1G \
+	-cpu "$ROTHP_X86_TCG_CPU" -smp 2 -m 1G \
 	-nodefaults -display none -no-reboot \
 	-serial "file:$log" -serial "file:$checks" \
 	-kernel "$tmp/vmlinuz-$krel" -initrd "$tmp/initramfs.cpio" \

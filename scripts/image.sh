@@ -25,13 +25,11 @@ if [ "$ROTHP_ARCH" = arm64 ]; then
 	run_logged "fetching Debian's arm64 userspace" "$LOGS/arm64-root.log" \
 		"$ROTHP_TOP/scripts/arm64-root.sh"
 	troot=$ROTHP_ARM64_ROOT
-	busybox=$troot/bin/busybox
+	busybox=$(static_busybox "$troot/bin/busybox")
 else
 	troot=
-	busybox=$(command -v busybox || true)
+	busybox=$(static_busybox "$(command -v busybox || true)")
 fi
-[ -n "$busybox" ] && ! readelf -l "$busybox" 2>/dev/null | grep -q INTERP ||
-	die "a static busybox is needed (apt-get install busybox-static, or make deps)"
 
 # The uapi headers of the patched tree, so the tests see what the series adds.
 run_logged "installing the patched tree's uapi headers" "$LOGS/headers$ROTHP_ARCH_SFX.log" \
@@ -216,9 +214,7 @@ for lib in "${libs[@]}"; do
 	mkdir -p "$img/root$(dirname "$lib")"
 	cp -L "$troot$lib" "$img/root$lib"
 done
-(cd "$img/root" && find . -print0 | sort -z |
-	cpio --quiet -o -0 -H newc -R 0:0) >"$img/initramfs.cpio.new"
-mv "$img/initramfs.cpio.new" "$img/initramfs.cpio"
+pack_initramfs "$img/root" "$img/initramfs.cpio"
 
 # The disk images, by the names boot.sh gives QEMU (scripts/contract.sh).
 ext4_img=$img/$ROTHP_EXT4_DISK
