@@ -51,10 +51,9 @@ case "$(grep -E '^CONFIG_TRANSPARENT_HUGEPAGE_(ALWAYS|MADVISE|NEVER)=y' "$root/b
 *NEVER*) thp=never ;;
 *) die "the packaged config of $krel sets no THP default (CONFIG_TRANSPARENT_HUGEPAGE_*)" ;;
 esac
-run_logged "building hugetext" "$LOGS/hugetext-host.log" \
-	make -C "$ROTHP_TOP/hugetext" OUTPUT="$BUILD/host"
+host_hugetext
 cp "$busybox" "$root/bin/busybox"
-cp "$BUILD/host/hugetext" "$root/bin/hugetext"
+cp "$HOST_HUGETEXT" "$root/bin/hugetext"
 # Each check is a "check <what> <value>" line on the second serial port,
 # away from the kernel's messages on the first.
 cat >"$root/init" <<'EOF'

@@ -156,6 +156,14 @@ die() {
 	exit 1
 }
 
+# HOST_HUGETEXT: hugetext built for this machine (host_hugetext), as
+# "make hugetext" builds it.
+HOST_HUGETEXT=$BUILD/host/hugetext
+host_hugetext() {
+	run_logged "building hugetext for this machine" "$LOGS/hugetext-host.log" \
+		make -C "$ROTHP_TOP/hugetext" OUTPUT="$(dirname "$HOST_HUGETEXT")"
+}
+
 # The x86-64 guests' CPU model under TCG, the same for every kernel booted.
 # TCG's "max" CPU offers 5-level paging; with it, the KASAN kernel reports
 # a wild access in early boot under TCG. Real x86 servers mostly run

@@ -11,9 +11,7 @@ set -euo pipefail
 run=${1:?usage: test-host.sh RUN_DIR}
 rm -rf "$run"
 mkdir -p "$run"
-bin=$BUILD/host
-run_logged "building hugetext for the host tests" "$LOGS/hugetext-host.log" \
-	make -C "$ROTHP_TOP/hugetext" OUTPUT="$bin"
+host_hugetext
 info "running the host tests (log: ${run#"$ROTHP_TOP"/}/$ROTHP_KTAP_LOG)"
 
 # program N NAME COMMAND...: COMMAND's own KTAP indented, then its result.
@@ -32,7 +30,7 @@ program() {
 {
 	echo "KTAP version 1"
 	echo "1..2"
-	program 1 hugetext.host sh "$ROTHP_TOP/hugetext/host_test.sh" "$bin/hugetext"
+	program 1 hugetext.host sh "$ROTHP_TOP/hugetext/host_test.sh" "$HOST_HUGETEXT"
 	program 2 host.python "$ROTHP_TOP/scripts/rothp-host" selftest --ktap
 	echo "$ROTHP_DONE"
 } >"$run/$ROTHP_KTAP_LOG"

@@ -94,7 +94,7 @@ static long scrub_vmstat(const char *name)
  * costs nothing; under KVM this is only time spent. Both kernels run it
  * alike. Needs THP in the kernel (rothp_bench_start() checks).
  */
-void rothp_bench_scrub_free_memory(size_t bytes, struct rothp_scrub *r)
+static void scrub_free_memory(size_t bytes, struct rothp_scrub *r)
 {
 	size_t pmd = ROTHP_PMD_SIZE;
 	long alloc, fallback, swapped;
@@ -120,7 +120,7 @@ void rothp_bench_scrub_free_memory(size_t bytes, struct rothp_scrub *r)
 
 /*
  * Drop the page cache, write ROTHP_BENCH_SCRUB_MIB of free memory
- * (rothp_bench_scrub_free_memory(); what it did in *scrub unless NULL),
+ * (scrub_free_memory(); what it did in *scrub unless NULL),
  * then read path (unless NULL) back in small folios.
  */
 void rothp_bench_fresh_cache(const char *path, struct rothp_scrub *scrub)
@@ -129,7 +129,7 @@ void rothp_bench_fresh_cache(const char *path, struct rothp_scrub *scrub)
 
 	if (rothp_drop_caches())
 		rothp_bench_fail("drop_caches: %s", strerror(errno));
-	rothp_bench_scrub_free_memory((size_t)ROTHP_BENCH_SCRUB_MIB << 20, scrub ? scrub : &r);
+	scrub_free_memory((size_t)ROTHP_BENCH_SCRUB_MIB << 20, scrub ? scrub : &r);
 	if (path && rothp_prewarm(path))
 		rothp_bench_fail("cannot read %s: %s", path, strerror(errno));
 }

@@ -14,7 +14,7 @@ void rothp_bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2),
 const char *rothp_bench_start(int argc, char **argv);
 /* A generated C file for cc1 and clang, a scratch file at path, or fail. */
 void rothp_bench_cc1_source(const char *path, int nr_funcs);
-/* What rothp_bench_scrub_free_memory() did. */
+/* What rothp_bench_fresh_cache() did to free memory. */
 struct rothp_scrub {
 	double secs;		/* its time */
 	long thps;		/* huge pages faulted in (thp_fault_alloc) */
@@ -30,8 +30,6 @@ struct rothp_scrub {
  */
 #define ROTHP_BENCH_SCRUB_MIB	384
 
-/* Write that much anonymous memory in huge pages and free it, or fail. */
-void rothp_bench_scrub_free_memory(size_t bytes, struct rothp_scrub *r);
 /* Page cache dropped, free memory scrubbed, path (unless NULL) read in. */
 void rothp_bench_fresh_cache(const char *path, struct rothp_scrub *scrub);
 /* rothp_thp_set_str(), or fail: the benchmarks' rothp_thp_set_checked(). */
